@@ -1,0 +1,83 @@
+package attr
+
+import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/resource"
+)
+
+// KeyValue converts v to an OpenTelemetry attribute under key. ok is false
+// for the null value, which OpenTelemetry cannot express.
+func (v Value) KeyValue(key string) (kv attribute.KeyValue, ok bool) {
+	switch v.kind {
+	case KindString:
+		return attribute.String(key, v.s), true
+	case KindBool:
+		return attribute.Bool(key, v.AsBool()), true
+	case KindInt64:
+		return attribute.Int64(key, v.AsInt64()), true
+	case KindFloat64:
+		return attribute.Float64(key, v.AsFloat64()), true
+	}
+	return attribute.KeyValue{}, false
+}
+
+// FromAttribute converts an OpenTelemetry value. ok is false for the slice
+// kinds and INVALID, which the carrier model has no form for.
+func FromAttribute(v attribute.Value) (Value, bool) {
+	switch v.Type() {
+	case attribute.STRING:
+		return String(v.AsString()), true
+	case attribute.BOOL:
+		return Bool(v.AsBool()), true
+	case attribute.INT64:
+		return Int64(v.AsInt64()), true
+	case attribute.FLOAT64:
+		return Float64(v.AsFloat64()), true
+	}
+	return Value{}, false
+}
+
+// KeyValues returns the map as OpenTelemetry attributes, in order. Null values
+// are left out (OpenTelemetry has no null).
+func (m *Map) KeyValues() []attribute.KeyValue {
+	kvs := make([]attribute.KeyValue, 0, m.Len())
+	for k, v := range m.All() {
+		if kv, ok := v.KeyValue(k); ok {
+			kvs = append(kvs, kv)
+		}
+	}
+	return kvs
+}
+
+// Resource returns a schemaless OpenTelemetry resource holding the map's
+// non-null entries. It is schemaless on purpose (SPEC §11.4): merging it with
+// the SDK's detectors or resource.Environment() never raises a schema-URL
+// conflict. An entry with an empty key is dropped by the SDK as invalid.
+func (m *Map) Resource() *resource.Resource {
+	return resource.NewSchemaless(m.KeyValues()...)
+}
+
+// FromKeyValues builds a map from OpenTelemetry attributes in the given order
+// (a repeated key keeps its first position, last value). It returns the keys
+// it could not convert (slice-valued or invalid attributes) so that nothing is
+// dropped silently.
+func FromKeyValues(kvs ...attribute.KeyValue) (m *Map, skipped []string) {
+	m = WithCapacity(len(kvs))
+	for _, kv := range kvs {
+		if v, ok := FromAttribute(kv.Value); ok {
+			m.Set(string(kv.Key), v)
+		} else {
+			skipped = append(skipped, string(kv.Key))
+		}
+	}
+	return m, skipped
+}
+
+// FromResource builds a map from a resource's attributes, in the resource's
+// order (sorted by key). It returns the keys it could not convert.
+func FromResource(r *resource.Resource) (m *Map, skipped []string) {
+	if r == nil {
+		return &Map{}, nil
+	}
+	return FromKeyValues(r.Attributes()...)
+}

@@ -1,0 +1,166 @@
+package carrier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/nemolens/lens-go/attr"
+)
+
+// Set formats attrs and stores the text in env's carrier variable (nil: the
+// process environment), even when the text is empty: the variable then
+// exists with the value "" (SPEC §3.4). It replaces the old value and never
+// merges with it; callers that want to keep current values compose first
+// ([Compose], [Extend]). It returns the stored text and the dropped entries.
+func Set(env Env, attrs *attr.Map) (string, []Dropped, error) {
+	text, dropped := Format(attrs)
+	if err := orOSEnv(env).Setenv(EnvVar, text); err != nil {
+		return "", dropped, fmt.Errorf("carrier: set %s: %w", EnvVar, err)
+	}
+	return text, dropped, nil
+}
+
+// ErrOutOfOrder is returned by [Publication.End] when publications are not
+// ended in last-in, first-out order.
+var ErrOutOfOrder = errors.New("carrier: publication ended out of order")
+
+// publications is the one guarded piece of global state in lens-go: the
+// process environment is shared by all goroutines, so publications are
+// serialised by a one-slot semaphore (outermost publications take it, nested
+// ones inherit it through their context) and tracked on a stack for LIFO
+// restores. mu guards stack.
+var publications = struct {
+	sem   chan struct{}
+	mu    sync.Mutex
+	stack []*Publication
+}{sem: make(chan struct{}, 1)}
+
+type pubKey struct{}
+
+// Publication is an active carrier publication made by [Begin]. End it with
+// [Publication.End] to restore the variable.
+type Publication struct {
+	env    Env
+	prev   string
+	had    bool // the variable existed before
+	outer  bool // holds the semaphore
+	ended  bool
+	parent *Publication
+}
+
+// Begin publishes attrs as env's carrier (nil env: the process environment)
+// until the returned Publication is ended. It remembers whether the variable
+// existed and its exact value, then calls [Set].
+//
+// Publications are serialised across goroutines: an outermost Begin waits
+// (until ctx is done) while another goroutine's publication is active. A
+// nested publication must be begun with the context returned by the
+// enclosing Begin; it then does not wait, and it must be ended before its
+// parent.
+//
+// Begin installs only the given map; to keep the current values, compose
+// first (Extend(Get(env)...)).
+func Begin(ctx context.Context, env Env, attrs *attr.Map) (context.Context, *Publication, []Dropped, error) {
+	env = orOSEnv(env)
+	parent, _ := ctx.Value(pubKey{}).(*Publication)
+	if parent != nil {
+		publications.mu.Lock()
+		top := len(publications.stack) > 0 && publications.stack[len(publications.stack)-1] == parent
+		publications.mu.Unlock()
+		if !top {
+			return ctx, nil, nil, fmt.Errorf("%w: the enclosing publication is no longer the innermost active one", ErrOutOfOrder)
+		}
+	} else {
+		select {
+		case publications.sem <- struct{}{}:
+		case <-ctx.Done():
+			return ctx, nil, nil, fmt.Errorf("carrier: waiting to publish: %w", ctx.Err())
+		}
+	}
+	p := &Publication{env: env, outer: parent == nil, parent: parent}
+	p.prev, p.had = env.LookupEnv(EnvVar)
+	_, dropped, err := Set(env, attrs)
+	if err != nil {
+		if p.outer {
+			<-publications.sem
+		}
+		return ctx, nil, dropped, err
+	}
+	publications.mu.Lock()
+	publications.stack = append(publications.stack, p)
+	publications.mu.Unlock()
+	return context.WithValue(ctx, pubKey{}, p), p, dropped, nil
+}
+
+// End restores the carrier variable to what it was before the publication:
+// the exact previous text (even ""), or no variable at all if there was none.
+// Calling End again is a no-op.
+//
+// If publications nested inside this one are still active, End restores them
+// first, innermost first, so the environment is never left in a state that
+// no sequence of correct restores would produce, and reports [ErrOutOfOrder].
+// A later End of such an inner publication does nothing and returns nil.
+func (p *Publication) End() error {
+	publications.mu.Lock()
+	defer publications.mu.Unlock()
+	if p == nil || p.ended {
+		return nil
+	}
+	i := slices.Index(publications.stack, p)
+	if i < 0 {
+		return fmt.Errorf("%w: unknown publication", ErrOutOfOrder)
+	}
+	var errs []error
+	if i != len(publications.stack)-1 {
+		errs = append(errs, fmt.Errorf("%w: %d nested publication(s) still active were restored first", ErrOutOfOrder, len(publications.stack)-1-i))
+	}
+	for j := len(publications.stack) - 1; j >= i; j-- {
+		q := publications.stack[j]
+		errs = append(errs, q.restore())
+		q.ended = true
+		if q.outer {
+			<-publications.sem
+		}
+	}
+	publications.stack = publications.stack[:i]
+	return errors.Join(errs...)
+}
+
+func (p *Publication) restore() error {
+	var err error
+	if p.had {
+		err = p.env.Setenv(EnvVar, p.prev)
+	} else {
+		err = p.env.Unsetenv(EnvVar)
+	}
+	if err != nil {
+		return fmt.Errorf("carrier: restore %s: %w", EnvVar, err)
+	}
+	return nil
+}
+
+// Publish runs body with attrs published as env's carrier (nil env: the
+// process environment) and restores the variable afterwards, when body
+// returns, fails or panics (the panic propagates after the restore). body
+// receives the context to use for nested publications. Body errors are
+// returned; a restore failure is joined to them.
+//
+// Publish is for code that starts children it does not control (a library
+// that calls exec itself, a Python interpreter embedded via cgo). Go programs
+// that start their own children should pass [ChildEnv] to exec.Cmd.Env
+// instead, which never touches the process environment.
+func Publish(ctx context.Context, env Env, attrs *attr.Map, body func(ctx context.Context) error) (err error) {
+	ctx, p, _, err := Begin(ctx, env, attrs)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if endErr := p.End(); endErr != nil {
+			err = errors.Join(err, endErr)
+		}
+	}()
+	return body(ctx)
+}

@@ -1,0 +1,218 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/slurm-up.sh and scripts/slurm-down.sh.
+#
+# A throwaway Slurm cluster on localhost for the end-to-end tests: a private
+# munged, one slurmctld and one slurmd per node, all state in one directory.
+# See shared/notes/e2e-slurm.md (§2–§4) for why things are done this way.
+#
+# Rules kept here:
+#   * every daemon is started in its foreground mode, detached with setsid and
+#     put in the background; its PID ($!) is RECORDED in $STATE/pids/<name>;
+#   * daemons are only ever signalled through a recorded PID, after checking
+#     that /proc/<pid>/cmdline still names the expected program;
+#   * nothing is ever killed by name;
+#   * every wait is bounded.
+
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:${PATH:-}
+SLURM_E2E_DAEMON_PATH=/usr/sbin:/usr/bin:/sbin:/bin
+
+slurm_log() { printf 'slurm-e2e: %s\n' "$*" >&2; }
+
+# slurm_die MESSAGE [LOGFILE...]: print the message and the tail of each log, exit 1.
+slurm_die() {
+	local msg=$1
+	shift
+	slurm_log "ERROR: $msg"
+	local f
+	for f in "$@"; do
+		[[ -f $f ]] || continue
+		printf -- '----- tail of %s -----\n' "$f" >&2
+		tail -n 40 -- "$f" >&2 || true
+	done
+	exit 1
+}
+
+# slurm_layout STATE_DIR: sets the path variables (STATE_DIR must exist).
+slurm_layout() {
+	STATE=$(cd -- "$1" && pwd -P) || return 1
+	ETC=$STATE/etc
+	CONF=$ETC/slurm.conf
+	MUNGE_DIR=$STATE/munge
+	MUNGE_SOCK=$MUNGE_DIR/munge.socket.2
+	MUNGE_KEY=$MUNGE_DIR/munge.key
+	LOGDIR=$STATE/log
+	RUNDIR=$STATE/run
+	PIDS=$STATE/pids
+	SPOOL=$STATE/spool
+	CTLD_STATE=$STATE/ctld-state
+	ENV_FILE=$STATE/env
+	SLURM_CONF=$CONF
+	export SLURM_CONF
+}
+
+# slurm_prog_of PID: basename of the first word of /proc/PID/cmdline ("" if
+# the process is gone or a zombie).
+slurm_prog_of() {
+	local first=
+	[[ $1 =~ ^[0-9]+$ ]] || return 0
+	IFS= read -r -d "" first 2>/dev/null <"/proc/$1/cmdline" || true
+	printf '%s' "${first##*/}"
+}
+
+# slurm_alive_as PID PROG: true if PID runs PROG.
+slurm_alive_as() {
+	[[ -n $1 && -n $2 ]] || return 1
+	[[ "$(slurm_prog_of "$1")" == "$2" ]]
+}
+
+# slurm_recorded NAME: prints "PID PROG" of a recorded daemon (empty if none).
+slurm_recorded() {
+	local f=$PIDS/$1
+	[[ -f $f ]] || return 0
+	local pid prog
+	read -r pid prog <"$f" || true
+	[[ -n ${pid:-} ]] && printf '%s %s\n' "$pid" "${prog:-}"
+	return 0
+}
+
+# slurm_recorded_alive NAME: true if the recorded daemon NAME still runs its program.
+slurm_recorded_alive() {
+	local rec pid prog
+	rec=$(slurm_recorded "$1")
+	[[ -n $rec ]] || return 1
+	read -r pid prog <<<"$rec"
+	slurm_alive_as "$pid" "$prog"
+}
+
+# slurm_recorded_names: recorded daemon names, newest kind first
+# (slurmd-<node>..., slurmctld, munged). Exact names only: no "slurmd*" glob
+# (it would also match slurmdbd).
+slurm_recorded_names() {
+	local f
+	for f in "$PIDS"/slurmd-*; do
+		[[ -f $f ]] && printf '%s\n' "${f##*/}"
+	done
+	for f in slurmdbd mariadbd slurmctld munged; do
+		[[ -f $PIDS/$f ]] && printf '%s\n' "$f"
+	done
+	return 0
+}
+
+# slurm_start_daemon NAME PROG LOGFILE ARGS...: start PROG in the background
+# in its own session with a clean environment, record its PID, and wait
+# (bounded) until the PID has exec'd into PROG.
+slurm_start_daemon() {
+	local name=$1 prog=$2 logf=$3
+	shift 3
+	mkdir -p "$PIDS"
+	setsid env -i PATH="$SLURM_E2E_DAEMON_PATH" SLURM_CONF="$CONF" \
+		"$prog" "$@" </dev/null >>"$logf" 2>&1 &
+	local pid=$!
+	printf '%s %s\n' "$pid" "$prog" >"$PIDS/$name"
+	local i
+	for ((i = 0; i < 100; i++)); do
+		slurm_alive_as "$pid" "$prog" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.02
+	done
+	slurm_alive_as "$pid" "$prog" && return 0
+	slurm_die "$name ($prog, pid $pid) did not start" "$logf"
+}
+
+# slurm_check_alive NAME LOG...: fail early, with the logs, if a recorded daemon died.
+slurm_check_alive() {
+	local name=$1
+	shift
+	slurm_recorded_alive "$name" && return 0
+	slurm_die "daemon $name ($(slurm_recorded "$name")) died" "$@"
+}
+
+# slurm_stop_recorded NAME...: TERM the recorded daemons (after re-checking
+# their cmdline), wait up to ~7.5 s, then KILL; forget their records.
+slurm_stop_recorded() {
+	local name rec pid prog
+	local -a pids=() progs=() names=()
+	for name in "$@"; do
+		rec=$(slurm_recorded "$name")
+		if [[ -z $rec ]]; then
+			continue
+		fi
+		read -r pid prog <<<"$rec"
+		if slurm_alive_as "$pid" "$prog"; then
+			slurm_log "stopping $name (pid $pid)"
+			kill -TERM "$pid" 2>/dev/null || true
+			pids+=("$pid")
+			progs+=("$prog")
+			names+=("$name")
+		else
+			rm -f -- "$PIDS/$name"
+		fi
+	done
+	((${#pids[@]} > 0)) || return 0
+	local i j left
+	for ((i = 0; i < 75; i++)); do
+		left=0
+		for j in "${!pids[@]}"; do
+			slurm_alive_as "${pids[j]}" "${progs[j]}" && left=1
+		done
+		((left)) || break
+		sleep 0.1
+	done
+	for j in "${!pids[@]}"; do
+		if slurm_alive_as "${pids[j]}" "${progs[j]}"; then
+			slurm_log "WARNING: ${names[j]} (pid ${pids[j]}) ignored TERM for 7.5 s; sending KILL"
+			kill -KILL "${pids[j]}" 2>/dev/null || true
+		fi
+	done
+	for ((i = 0; i < 30; i++)); do
+		left=0
+		for j in "${!pids[@]}"; do
+			slurm_alive_as "${pids[j]}" "${progs[j]}" && left=1
+		done
+		((left)) || break
+		sleep 0.1
+	done
+	for j in "${!pids[@]}"; do
+		if slurm_alive_as "${pids[j]}" "${progs[j]}"; then
+			slurm_log "WARNING: ${names[j]} (pid ${pids[j]}) survived KILL"
+		else
+			rm -f -- "$PIDS/${names[j]}"
+		fi
+	done
+	return 0
+}
+
+# slurm_cancel_all_jobs: while slurmctld is alive, cancel every job of this
+# cluster and wait up to ~15 s for the queue to empty.
+slurm_cancel_all_jobs() {
+	slurm_recorded_alive slurmctld || return 0
+	local ids i
+	ids=$(timeout 10 squeue -h -o '%A' 2>/dev/null | sort -u | tr '\n' ' ') || true
+	if [[ -n ${ids// /} ]]; then
+		slurm_log "cancelling jobs: $ids"
+		# shellcheck disable=SC2086
+		timeout 10 scancel $ids 2>/dev/null || true
+	fi
+	for ((i = 0; i < 75; i++)); do
+		ids=$(timeout 5 squeue -h -o '%A' 2>/dev/null) || return 0
+		[[ -z $ids ]] && return 0
+		sleep 0.2
+	done
+	slurm_log "WARNING: queue not empty after 15 s: $(echo $ids)"
+}
+
+# slurm_report_stepds: report (never kill) slurmstepd processes left behind.
+slurm_report_stepds() {
+	local d first cmd
+	for d in /proc/[0-9]*; do
+		first=
+		IFS= read -r -d "" first 2>/dev/null <"$d/cmdline" || true
+		case ${first##*/} in
+		slurmstepd*)
+			cmd=$(tr '\0' ' ' 2>/dev/null <"$d/cmdline") || true
+			slurm_log "WARNING: slurmstepd left behind: pid ${d#/proc/}: $cmd"
+			;;
+		esac
+	done
+	return 0
+}
