@@ -33,6 +33,7 @@ slurm_die() {
 }
 
 # slurm_layout STATE_DIR: sets the path variables (STATE_DIR must exist).
+# shellcheck disable=SC2034 # used by the scripts that source this file
 slurm_layout() {
 	STATE=$(cd -- "$1" && pwd -P) || return 1
 	ETC=$STATE/etc
@@ -198,7 +199,7 @@ slurm_cancel_all_jobs() {
 		[[ -z $ids ]] && return 0
 		sleep 0.2
 	done
-	slurm_log "WARNING: queue not empty after 15 s: $(echo $ids)"
+	slurm_log "WARNING: queue not empty after 15 s: ${ids//$'\n'/ }"
 }
 
 # slurm_report_stepds: report (never kill) slurmstepd processes left behind.

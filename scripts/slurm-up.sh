@@ -208,8 +208,13 @@ fi
 ((conf_changed)) && slurm_stop_recorded slurmctld
 
 # ---------------------------------------------------------------- slurmctld
+# port_busy PORT: something (not ours: called before starting ours) listens on it.
+port_busy() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
 ctld_logs=("$LOGDIR/slurmctld.log" "$LOGDIR/slurmctld.out")
 if ! slurm_recorded_alive slurmctld; then
+	port_busy "$CTLD_PORT" && slurm_die "port $CTLD_PORT (SlurmctldPort) is already in use by another process (another Slurm?); set LENS_SLURM_PORT to use other ports"
 	slurm_start_daemon slurmctld slurmctld "$LOGDIR/slurmctld.out" -D -c -i -f "$CONF"
 fi
 ok=0
@@ -226,6 +231,8 @@ done
 # ---------------------------------------------------------------- slurmd
 for n in "${NODE_NAMES[@]}"; do
 	if ! slurm_recorded_alive "slurmd-$n"; then
+		if ((NODES == 1)); then port=$((CTLD_PORT + 1)); else port=$((CTLD_PORT + 100 + ${n#node})); fi
+		port_busy "$port" && slurm_die "port $port (slurmd $n) is already in use by another process; set LENS_SLURM_PORT to use other ports"
 		slurm_start_daemon "slurmd-$n" slurmd "$LOGDIR/slurmd-$n.out" -D -N "$n" -f "$CONF"
 	fi
 done
@@ -259,13 +266,13 @@ for ((i = 0; i < 300; i++)); do # 0.2 s x 300 = 60 s
 		break
 	fi
 	if ((bad && !resumed)); then
-		slurm_log "node(s) down/drained: $(echo $last); resuming once"
+		slurm_log "node(s) down/drained: ${last//$'\n'/; }; resuming once"
 		timeout 5 scontrol update NodeName="$NODE_LIST" State=RESUME >&2 || true
 		resumed=1
 	fi
 	sleep 0.2
 done
-((ready)) || slurm_die "nodes not idle after 60 s (sinfo: $(echo $last))" "${all_logs[@]}"
+((ready)) || slurm_die "nodes not idle after 60 s (sinfo: ${last//$'\n'/; })" "${all_logs[@]}"
 
 printf 'export SLURM_CONF=%q\n' "$CONF" >"$ENV_FILE"
 end_ns=$(date +%s%N)
