@@ -1,0 +1,222 @@
+package lens
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"go.opentelemetry.io/otel/log"
+	lognoop "go.opentelemetry.io/otel/log/noop"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/nemolens/lens-go/attr"
+)
+
+// Handle is the result of [Setup] (the reference's TelemetryHandle): the
+// providers, the resource they export, and Shutdown.
+//
+// A Handle from a disabled Setup — and a nil *Handle — has no-op providers,
+// an empty resource, a discarding logger, IsExporting false, and a Shutdown
+// that returns nil. A Handle is safe for concurrent use.
+type Handle struct {
+	cfg     Config
+	attrs   *attr.Map
+	res     *resource.Resource
+	enabled bool
+
+	sdkTP  *sdktrace.TracerProvider
+	sdkMP  *sdkmetric.MeterProvider
+	sdkLP  *sdklog.LoggerProvider
+	logger *slog.Logger
+	spans  *spanQueue
+
+	globals *installedGlobals
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// IsExporting reports whether Setup was enabled and built providers (SPEC
+// §6.1: every enabled process exports). It stays true after Shutdown.
+func (h *Handle) IsExporting() bool { return h != nil && h.enabled }
+
+// Config returns the effective configuration: the one given to Setup with
+// its empty string fields defaulted ("nemo", "default", "otlp") and, for an
+// enabled Setup, the run id filled in (SPEC §6.2).
+func (h *Handle) Config() Config {
+	if h == nil {
+		return Config{}.withDefaults()
+	}
+	return h.cfg
+}
+
+// Resource returns the resource every provider of the Handle exports: the
+// telemetry.sdk.* attributes under [ResourceAttributes]. It is schemaless.
+// For a disabled Handle it is empty.
+func (h *Handle) Resource() *resource.Resource {
+	if h == nil || h.res == nil {
+		return emptyResource
+	}
+	return h.res
+}
+
+// Attributes returns a copy of [Handle.Resource]'s attributes in Lens's
+// order (telemetry.sdk.* first, then the layers of [ResourceAttributes]).
+// For a disabled Handle it is empty.
+func (h *Handle) Attributes() *attr.Map {
+	if h == nil {
+		return &attr.Map{}
+	}
+	return h.attrs.Clone()
+}
+
+// TracerProvider returns the tracer provider: an *sdktrace.TracerProvider
+// when traces are enabled, else a no-op provider.
+func (h *Handle) TracerProvider() trace.TracerProvider {
+	if h == nil || h.sdkTP == nil {
+		return tracenoop.NewTracerProvider()
+	}
+	return h.sdkTP
+}
+
+// MeterProvider returns the meter provider: an *sdkmetric.MeterProvider
+// when metrics are enabled, else a no-op provider.
+func (h *Handle) MeterProvider() metric.MeterProvider {
+	if h == nil || h.sdkMP == nil {
+		return metricnoop.NewMeterProvider()
+	}
+	return h.sdkMP
+}
+
+// LoggerProvider returns the OpenTelemetry logger provider: an
+// *sdklog.LoggerProvider when logs are enabled, else a no-op provider.
+func (h *Handle) LoggerProvider() log.LoggerProvider {
+	if h == nil || h.sdkLP == nil {
+		return lognoop.NewLoggerProvider()
+	}
+	return h.sdkLP
+}
+
+// Tracer is h.TracerProvider().Tracer(name, opts...).
+func (h *Handle) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
+	return h.TracerProvider().Tracer(name, opts...)
+}
+
+// Meter is h.MeterProvider().Meter(name, opts...).
+func (h *Handle) Meter(name string, opts ...metric.MeterOption) metric.Meter {
+	return h.MeterProvider().Meter(name, opts...)
+}
+
+// Logger returns a log/slog logger that emits OpenTelemetry log records
+// through the logger provider (the otelslog bridge, instrumentation scope
+// [InstrumentationName]). Records logged with a context that carries a span
+// (logger.InfoContext(ctx, …)) get that span's trace and span ids. When logs
+// are disabled the logger discards everything; it is never nil.
+func (h *Handle) Logger() *slog.Logger {
+	if h == nil || h.logger == nil {
+		return discardLogger
+	}
+	return h.logger
+}
+
+// DroppedSpans returns the number of ended, sampled spans that were dropped
+// because the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE spans pending
+// export, default 2048) — for example while the collector is unreachable.
+func (h *Handle) DroppedSpans() int64 {
+	if h == nil || h.spans == nil {
+		return 0
+	}
+	return h.spans.dropped.Load()
+}
+
+// ForceFlush exports the spans, metrics and log records collected so far,
+// waiting at most until ctx's deadline ([DefaultShutdownTimeout] when ctx has
+// none).
+func (h *Handle) ForceFlush(ctx context.Context) error {
+	if h == nil || !h.enabled {
+		return nil
+	}
+	ctx, cancel := withDefaultDeadline(ctx)
+	defer cancel()
+	var fns []func(context.Context) error
+	if h.sdkTP != nil {
+		fns = append(fns, h.sdkTP.ForceFlush)
+	}
+	if h.sdkMP != nil {
+		fns = append(fns, h.sdkMP.ForceFlush)
+	}
+	if h.sdkLP != nil {
+		fns = append(fns, h.sdkLP.ForceFlush)
+	}
+	return concurrently(ctx, fns)
+}
+
+// Shutdown flushes and stops the providers, puts back the OpenTelemetry
+// globals Setup replaced (when they are still Lens's), and releases the
+// one-setup-per-process guard. The providers flush concurrently and
+// Shutdown returns by ctx's deadline ([DefaultShutdownTimeout] when ctx has
+// none) even when the collector does not answer; data not exported by then
+// is lost (the SDK may finish a pending export in the background). Only the
+// first call does anything; later calls return nil.
+func (h *Handle) Shutdown(ctx context.Context) error {
+	if h == nil || !h.enabled {
+		return nil
+	}
+	var first bool
+	h.shutdownOnce.Do(func() {
+		first = true
+		h.globals.restore(h)
+		ctx, cancel := withDefaultDeadline(ctx)
+		defer cancel()
+		h.shutdownErr = h.shutdownProviders(ctx)
+		release()
+	})
+	if !first {
+		return nil
+	}
+	return h.shutdownErr
+}
+
+func (h *Handle) shutdownProviders(ctx context.Context) error {
+	var fns []func(context.Context) error
+	if h.sdkTP != nil {
+		fns = append(fns, h.sdkTP.Shutdown)
+	}
+	if h.sdkMP != nil {
+		fns = append(fns, h.sdkMP.Shutdown)
+	}
+	if h.sdkLP != nil {
+		fns = append(fns, h.sdkLP.Shutdown)
+	}
+	return concurrently(ctx, fns)
+}
+
+// concurrently runs fns in parallel and joins their errors.
+func concurrently(ctx context.Context, fns []func(context.Context) error) error {
+	if len(fns) == 0 {
+		return nil
+	}
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns[1:] {
+		wg.Go(func() { errs[i+1] = fn(ctx) })
+	}
+	errs[0] = fns[0](ctx)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func withDefaultDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, DefaultShutdownTimeout)
+}

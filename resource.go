@@ -1,0 +1,294 @@
+package lens
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"runtime/debug"
+	"sync"
+
+	"go.opentelemetry.io/otel/sdk"
+	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/internal/logx"
+	"github.com/nemolens/lens-go/resources"
+	"github.com/nemolens/lens-go/semconv"
+)
+
+// ModulePath is the module whose version becomes service.version.
+const ModulePath = "github.com/nemolens/lens-go"
+
+// DevelVersion is the service.version reported when the build carries no
+// module version for lens-go (go run/go test inside the module, or a build
+// without module information).
+const DevelVersion = "(devel)"
+
+// Version returns lens-go's own module version, the value of the
+// service.version attribute (SPEC §1.1: "the Go port uses its own module
+// version"). It is read from the binary's build information
+// (runtime/debug.ReadBuildInfo): the main module's version when lens-go is
+// the main module, else the version of the lens-go dependency (the
+// replacement's version when it is replaced). When the build information has
+// none, Version returns [DevelVersion], "(devel)".
+func Version() string { return versionOnce() }
+
+var versionOnce = sync.OnceValue(func() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return DevelVersion
+	}
+	return moduleVersion(info)
+})
+
+func moduleVersion(info *debug.BuildInfo) string {
+	pick := func(m *debug.Module) string {
+		if m.Replace != nil && m.Replace.Version != "" {
+			return m.Replace.Version
+		}
+		if m.Version != "" {
+			return m.Version
+		}
+		return DevelVersion
+	}
+	if info.Main.Path == ModulePath {
+		return pick(&info.Main)
+	}
+	for _, d := range info.Deps {
+		if d.Path == ModulePath {
+			return pick(d)
+		}
+	}
+	return DevelVersion
+}
+
+// Environment variables read by the resource assembly.
+const (
+	envServiceName    = "OTEL_SERVICE_NAME"
+	envDeploymentEnv  = "DEPLOYMENT_ENV"
+	envEnvironment    = "ENVIRONMENT"
+	envSlurmJobID     = "SLURM_JOB_ID"
+	rankWarningFormat = "no nv.dl.rank in the resource attributes or in " + carrier.EnvVar +
+		": telemetry cannot be filtered by rank and service.instance.id is not rank-derived; " +
+		"pass WithResourceAttributes with nv.dl.rank and nv.dl.world_size, " +
+		"or set " + carrier.EnvVar + "=nv.dl.rank=<n>"
+)
+
+// NewRunID returns the run id an enabled [Setup] gives a Config whose RunID
+// is empty (SPEC §6.2): SLURM_JOB_ID from env (nil: the process environment)
+// when it is non-empty — the raw value, not the array form — else 12
+// lowercase hex characters from crypto/rand (the first 12 hex digits of a
+// random UUID v4, which carry no version bits, e.g. "3f9c0a1b2d4e").
+func NewRunID(env carrier.Lookuper) string {
+	if env == nil {
+		env = carrier.OSEnv{}
+	}
+	if id, _ := env.LookupEnv(envSlurmJobID); id != "" {
+		return id
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return hex.EncodeToString(b[:])
+}
+
+// deploymentEnvironment reads DEPLOYMENT_ENV, else ENVIRONMENT, with the
+// reference's nested-default semantics: a DEPLOYMENT_ENV that is present but
+// empty gives "" and ENVIRONMENT is not consulted.
+func deploymentEnvironment(env carrier.Lookuper) (value, source string) {
+	if v, ok := env.LookupEnv(envDeploymentEnv); ok {
+		return v, envDeploymentEnv
+	}
+	v, _ := env.LookupEnv(envEnvironment)
+	return v, envEnvironment
+}
+
+// ResourceAttributes returns the resource attributes Lens hands to the
+// OpenTelemetry SDK for cfg (SPEC §6.3–§6.5): the map before the SDK-level
+// telemetry.sdk.* attributes are laid underneath (see [NewResource] for the
+// complete exported resource). It does not fill an empty cfg.RunID (only
+// [Setup] does, SPEC §6.2); use [NewRunID] to do what Setup does.
+//
+// Layers, lowest first; a later layer overwrites equal keys:
+//
+//  1. (SDK defaults: telemetry.sdk.*, added by [NewResource] and [Setup].)
+//  2. Every key of the carrier (OTEL_RESOURCE_ATTRIBUTES, decoded by
+//     [carrier.Parse], all values strings), then OTEL_SERVICE_NAME as
+//     service.name when non-empty.
+//  3. The Lens base map: service.name = cfg.ServiceName ("nemo" when
+//     empty), service.version = [Version], nemo.run.id = cfg.RunID,
+//     nemo.user.id = cfg.User, wandb.entity, wandb.project (each only when
+//     non-empty), deployment.environment = DEPLOYMENT_ENV, else ENVIRONMENT
+//     (a present-but-empty DEPLOYMENT_ENV gives "" and ENVIRONMENT is not
+//     read; only a non-empty result is set).
+//  4. The caller's attributes ([WithResourceAttributes]).
+//  5. Detection ([resources.Detect]: local, then Slurm, then Kubernetes).
+//     host.name, process.pid and host.gpu.count always describe the live
+//     process; for the 23 launcher-authoritative keys
+//     ([semconv.InheritedKeys]) a valid carrier value, else the locally
+//     derived Slurm value, beats the caller.
+//  6. Type reconstruction ([resources.Normalize]): carrier strings of known
+//     integer fields become int64 ("nv.dl.rank=5" → 5).
+//  7. The derived service.instance.id "{run_id}-rank{rank}", set only when
+//     nv.dl.rank exists after layers 2–6 (0 counts), cfg.RunID is not empty
+//     and neither the caller nor the carrier supplies service.instance.id.
+//     The rank is rendered after type reconstruction; a rank that stayed a
+//     non-integer is rendered with the carrier stringification
+//     ([attr.Value.Text]: "True", "3.5", the string itself).
+//
+// Logging (logger "nemo.lens.providers", [WithLogger]): when no rank exists,
+// a WARNING saying that telemetry "cannot be filtered by rank" and that
+// "service.instance.id is not rank-derived" — or, when an explicit
+// service.instance.id exists, a DEBUG line containing that id instead. A
+// rank in either channel silences both. RANK and WORLD_SIZE are never read.
+//
+// Port decisions: a null value in the caller's map is ignored (it neither
+// sets nor hides a key), as is an empty key; the SDK's own default
+// service.instance.id (a random UUID under OTEL_GO_X_RESOURCE=true) is never
+// added, so without a derived or explicit id the resource has none.
+//
+// The environment ([WithEnv]; default the process environment), host name,
+// PID, GPU probe and Kubernetes path ([WithDetectOptions]) are injectable.
+// When [WithDetectOptions] carries an Explain, the origin of every key is
+// recorded in it. The error is ctx's error when ctx is already done; the
+// assembly itself cannot fail.
+func ResourceAttributes(ctx context.Context, cfg Config, opts ...Option) (*attr.Map, error) {
+	o := newOptions(opts)
+	return resourceAttributes(ctx, cfg.withDefaults(), &o)
+}
+
+// NewResource returns the resource an enabled [Setup] with the same
+// arguments exports (apart from the run id Setup fills in): the SDK-level
+// telemetry.sdk.name, telemetry.sdk.language and telemetry.sdk.version
+// underneath [ResourceAttributes]. It is schemaless (SPEC §11.4).
+func NewResource(ctx context.Context, cfg Config, opts ...Option) (*resource.Resource, error) {
+	m, err := ResourceAttributes(ctx, cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return withSDKAttributes(m).Resource(), nil
+}
+
+// sdkAttributes are the attributes the OpenTelemetry Go SDK's
+// resource.WithTelemetrySDK detector produces.
+func sdkAttributes() []attr.Entry {
+	return []attr.Entry{
+		{Key: semconv.TelemetrySDKLanguage, Value: attr.String("go")},
+		{Key: semconv.TelemetrySDKName, Value: attr.String("opentelemetry")},
+		{Key: semconv.TelemetrySDKVersion, Value: attr.String(sdk.Version())},
+	}
+}
+
+// withSDKAttributes returns telemetry.sdk.* overlaid by m (layer 1 is the
+// lowest: a carrier or caller telemetry.sdk.* key wins, as in the Python SDK).
+func withSDKAttributes(m *attr.Map) *attr.Map {
+	out := attr.NewMap(sdkAttributes()...)
+	out.Update(m)
+	return out
+}
+
+func resourceAttributes(ctx context.Context, cfg Config, o *options) (*attr.Map, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	env := o.environ()
+	explain := o.detect.Explain
+	logger := o.logger
+
+	carried := carrier.Get(env)
+	m := attr.WithCapacity(carried.Len() + o.attrs.Len() + 24)
+	set := func(key string, v attr.Value, source string) {
+		m.Set(key, v)
+		explain.Record(key, source)
+	}
+
+	// Layer 2: the carrier, every key, decoded by the Lens parser.
+	for k, v := range carried.All() {
+		set(k, v, "carrier")
+	}
+	if v, _ := env.LookupEnv(envServiceName); v != "" {
+		set(semconv.ServiceName, attr.String(v), "env "+envServiceName)
+	}
+
+	// Layer 3: the Lens base map.
+	set(semconv.ServiceName, attr.String(cfg.ServiceName), "config ServiceName")
+	set(semconv.ServiceVersion, attr.String(Version()), "lens-go module version")
+	for _, f := range [...]struct{ key, value, source string }{
+		{semconv.NemoRunID, cfg.RunID, "config RunID"},
+		{semconv.NemoUserID, cfg.User, "config User"},
+		{semconv.WandbEntity, cfg.WandbEntity, "config WandbEntity"},
+		{semconv.WandbProject, cfg.WandbProject, "config WandbProject"},
+	} {
+		if f.value != "" {
+			set(f.key, attr.String(f.value), f.source)
+		}
+	}
+	if v, src := deploymentEnvironment(env); v != "" {
+		set(semconv.DeploymentEnvironment, attr.String(v), "env "+src)
+	}
+
+	// Layer 4: the caller's attributes.
+	explicitID := carried.Has(semconv.ServiceInstanceID)
+	for k, v := range o.attrs.All() {
+		switch {
+		case k == "":
+			explain.Note(k, "caller key is empty: ignored")
+		case v.IsNull():
+			explain.Note(k, "caller value is null: ignored")
+		default:
+			set(k, v, "caller")
+			if k == semconv.ServiceInstanceID {
+				explicitID = true
+			}
+		}
+	}
+
+	// Layer 5: detection. It records its own origins.
+	dopts := o.detect
+	dopts.Env = env
+	if dopts.Logger == nil {
+		dopts.Logger = logger
+	}
+	m.Update(resources.Detect(ctx, dopts))
+
+	// Layer 6: type reconstruction.
+	before := m
+	m, _ = resources.Normalize(m, logger)
+	if explain != nil {
+		for k, v := range m.All() {
+			if old, _ := before.Get(k); old.Kind() != v.Kind() {
+				explain.Note(k, "type reconstruction: "+old.Kind().String()+" "+quoteValue(old)+" → "+v.Kind().String())
+			}
+		}
+	}
+
+	// Layer 7: the rank-derived service.instance.id.
+	rank, hasRank := m.Get(semconv.NVDLRank)
+	switch {
+	case hasRank:
+		if cfg.RunID != "" && !explicitID {
+			text, _ := rank.Text()
+			set(semconv.ServiceInstanceID, attr.String(cfg.RunID+"-rank"+text),
+				"derived ({run_id}-rank{nv.dl.rank})")
+		} else if cfg.RunID == "" && !explicitID {
+			explain.Note(semconv.ServiceInstanceID, "not derived: the run id is empty")
+		}
+	case explicitID:
+		id, _ := m.Get(semconv.ServiceInstanceID)
+		logx.Logger(logger, logx.Providers).Debug(
+			"no nv.dl.rank in the resource attributes or in "+carrier.EnvVar+
+				"; using the explicit service.instance.id "+id.String(),
+			"service.instance.id", id.String())
+	default:
+		logx.Logger(logger, logx.Providers).Warn(rankWarningFormat)
+		explain.Note(semconv.ServiceInstanceID, "not derived: no nv.dl.rank in either channel")
+	}
+	return m, nil
+}
+
+func quoteValue(v attr.Value) string {
+	if v.Kind() == attr.KindString {
+		return `"` + v.AsString() + `"`
+	}
+	return v.String()
+}
