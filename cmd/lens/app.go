@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	lens "github.com/nemolens/lens-go"
+	"github.com/nemolens/lens-go/carrier"
+)
+
+// app is one invocation of the lens command. Everything it touches outside
+// the process's memory is injected, so tests run commands in-process and in
+// parallel.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// env is the environment the command reads. For "lens exec" the child's
+	// environment is env's Environ() []string when it has that method (as
+	// carrier.MapEnv does) and os.Environ() otherwise.
+	env carrier.Lookuper
+	// hostname is the host name probe; nil means os.Hostname.
+	hostname func() (string, error)
+	// notify and stopNotify subscribe to signals for "lens exec" (signal.Notify
+	// and signal.Stop in main). Nil: signals are not forwarded, which is what
+	// in-process tests need.
+	notify     func(c chan<- os.Signal, sig ...os.Signal)
+	stopNotify func(c chan<- os.Signal)
+	// logger receives the records of the library packages lens calls where
+	// they accept a logger; nil builds one on stderr (see newLogger).
+	logger *slog.Logger
+}
+
+// run executes the lens command line args (without the program name) and
+// returns the exit status. It is the whole command except signal
+// subscription, which main adds.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env carrier.Lookuper) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: env}
+	return a.main(ctx, args)
+}
+
+func (a *app) main(ctx context.Context, args []string) int {
+	if a.env == nil {
+		a.env = carrier.OSEnv{}
+	}
+	if a.stdin == nil {
+		a.stdin = strings.NewReader("")
+	}
+	if a.logger == nil {
+		a.logger = newLogger(a.stderr, a.env)
+	}
+	return a.dispatch(ctx, root, args)
+}
+
+// LogLevelEnv names the variable that sets the level of the library log
+// records lens writes to stderr.
+const LogLevelEnv = "LENS_LOG_LEVEL"
+
+// logLevel reads LENS_LOG_LEVEL: debug, info, warn or error (any case);
+// anything else, or nothing, is error.
+func logLevel(env carrier.Lookuper) slog.Level {
+	v, _ := env.LookupEnv(LogLevelEnv)
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.TrimSpace(v))); err != nil {
+		return slog.LevelError
+	}
+	return l
+}
+
+func newLogger(w io.Writer, env carrier.Lookuper) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevel(env)}))
+}
+
+// command is one node of the command tree: a group (subs) or a leaf (setup).
+type command struct {
+	name    string // full name without "lens ", e.g. "carrier parse"
+	summary string // one line for the parent's command list
+	usage   string // the synopsis after "lens NAME "
+	help    string // paragraphs printed after the synopsis
+	// setup defines the flags of a leaf on fs and returns the function that
+	// runs it with the positional arguments.
+	setup func(fs *flag.FlagSet) runFunc
+	subs  []*command
+}
+
+type runFunc func(ctx context.Context, a *app, args []string) error
+
+// usageError is a command line the command cannot run: exit status 2, the
+// reason and the usage on stderr.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// exitStatus ends a command with a status and no further message (the
+// command has already written what it had to say).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help":
+		return true
+	}
+	return false
+}
+
+func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
+	if c.subs != nil {
+		if len(args) == 0 {
+			return a.usageFail(c, "missing command")
+		}
+		switch arg := args[0]; {
+		case isHelp(arg):
+			a.printUsage(a.stdout, c, true)
+			return 0
+		case c == root && (arg == "--version" || arg == "-version"):
+			fmt.Fprintf(a.stdout, "lens %s\n", lens.Version())
+			return 0
+		case c == root && arg == "help":
+			return a.helpCommand(args[1:])
+		case strings.HasPrefix(arg, "-"):
+			return a.usageFail(c, fmt.Sprintf("unknown flag %s", arg))
+		}
+		for _, s := range c.subs {
+			if s.leaf() == args[0] {
+				return a.dispatch(ctx, s, args[1:])
+			}
+		}
+		return a.usageFail(c, fmt.Sprintf("unknown command %q", args[0]))
+	}
+	fs := newFlagSet(c)
+	runner := c.setup(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			a.printUsage(a.stdout, c, true)
+			return 0
+		}
+		return a.usageFail(c, err.Error())
+	}
+	err := runner(ctx, a, fs.Args())
+	var ue *usageError
+	var es exitStatus
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		return a.usageFail(c, ue.msg)
+	case errors.As(err, &es):
+		return int(es)
+	}
+	fmt.Fprintf(a.stderr, "lens %s: %v\n", c.name, err)
+	return 1
+}
+
+func newFlagSet(c *command) *flag.FlagSet {
+	fs := flag.NewFlagSet("lens "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// helpCommand implements "lens help [COMMAND...]".
+func (a *app) helpCommand(args []string) int {
+	c := root
+	for _, arg := range args {
+		var next *command
+		for _, s := range c.subs {
+			if s.leaf() == arg {
+				next = s
+			}
+		}
+		if next == nil {
+			return a.usageFail(c, fmt.Sprintf("unknown command %q", arg))
+		}
+		c = next
+	}
+	a.printUsage(a.stdout, c, true)
+	return 0
+}
+
+func (c *command) leaf() string {
+	return c.name[strings.LastIndexByte(c.name, ' ')+1:]
+}
+
+func (a *app) usageFail(c *command, reason string) int {
+	name := "lens"
+	if c != root {
+		name += " " + c.name
+	}
+	fmt.Fprintf(a.stderr, "%s: %s\n", name, reason)
+	a.printUsage(a.stderr, c, false)
+	return 2
+}
+
+// printUsage writes the synopsis, the subcommands or flags and, when full,
+// the help text of c.
+func (a *app) printUsage(w io.Writer, c *command, full bool) {
+	name := "lens"
+	if c != root {
+		name += " " + c.name
+	}
+	fmt.Fprintf(w, "usage: %s %s\n", name, c.usage)
+	if !full {
+		defer fmt.Fprintf(w, "\nRun '%s --help' for details.\n", name)
+	}
+	if full && c.help != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.help, "\n"))
+	}
+	if c.subs != nil {
+		fmt.Fprintf(w, "\ncommands:\n")
+		width := 0
+		for _, s := range c.subs {
+			width = max(width, len(s.leaf()))
+		}
+		for _, s := range c.subs {
+			fmt.Fprintf(w, "  %-*s  %s\n", width, s.leaf(), s.summary)
+		}
+		if full {
+			fmt.Fprintf(w, "\nRun '%s COMMAND --help' for the flags of a command.\n", name)
+		}
+		return
+	}
+	fs := newFlagSet(c)
+	c.setup(fs)
+	first := true
+	fs.VisitAll(func(f *flag.Flag) {
+		if first {
+			fmt.Fprintf(w, "\nflags:\n")
+			first = false
+		}
+		arg, text := flag.UnquoteUsage(f)
+		if _, ok := f.Value.(interface{ IsBoolFlag() bool }); ok {
+			arg = ""
+		}
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		fmt.Fprintf(w, "%s\n      %s", line, strings.ReplaceAll(text, "\n", "\n      "))
+		if d := f.DefValue; d != "" && d != "false" && d != "[]" {
+			fmt.Fprintf(w, " (default %s)", d)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// noArgs is the argument check of commands that take no positional
+// arguments.
+func noArgs(args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
+	}
+	return nil
+}

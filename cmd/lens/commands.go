@@ -1,0 +1,47 @@
+package main
+
+// root is the command tree. Help texts are kept short here; doc.go is the
+// manual.
+var root = &command{
+	name:  "lens",
+	usage: "[--help] [--version] COMMAND [ARG...]",
+	help: `lens inspects and hands on NeMo Lens resource attributes: the carrier
+(OTEL_RESOURCE_ATTRIBUTES), the Slurm / Kubernetes / local detectors, the job
+and run UUIDs and the resource that telemetry setup exports; it also runs a
+command with the composed carrier in its environment.
+
+Exit status: 0 success, 1 failure, 2 usage error; lens exec exits with the
+command's status.`,
+	subs: []*command{
+		detectCommand,
+		resourceCommand,
+		carrierCommand,
+		uuidCommand,
+		envCommand,
+		execCommand,
+	},
+}
+
+var carrierCommand = &command{
+	name:    "carrier",
+	summary: "parse, format, extend and check carrier text",
+	usage:   "parse|format|extend|check [FLAG...]",
+	help: `Work on OTEL_RESOURCE_ATTRIBUTES text ("the carrier"), exactly as the
+Python reference's functions do. Carrier text is read from stdin; one
+trailing newline is not part of it.`,
+	subs: []*command{
+		carrierParseCommand,
+		carrierFormatCommand,
+		carrierExtendCommand,
+		carrierCheckCommand,
+	},
+}
+
+var uuidCommand = &command{
+	name:    "uuid",
+	summary: "derive nv.dl.job.uuid or nv.dl.run.uuid",
+	usage:   "job|run [FLAG...]",
+	help: `Derive the job or run UUID of this process from its environment (SPEC §5).
+The carrier never influences either UUID.`,
+	subs: []*command{uuidJobCommand, uuidRunCommand},
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/internal/cli"
+	"github.com/nemolens/lens-go/resources"
+)
+
+var detectCommand = &command{
+	name:    "detect",
+	summary: "print the attributes detected for this process",
+	usage:   "[--only local|slurm|kubernetes] [--format text|json|env] [--explain]",
+	help: `Print the resource attributes the detectors find for this process
+(SPEC §1.2–1.6): local (host.name, process.pid, host.gpu.count), Slurm
+(environment and the inherited carrier keys) and Kubernetes, merged in that
+order, or only one detector with --only.
+
+--format json prints one JSON object, keys in emission order: strings as
+JSON strings, integers as JSON integers, booleans as true/false. --format env
+prints the carrier text of the attributes. --format text (the default) is a
+table for people.
+
+--explain adds where each attribute came from (the carrier, an environment
+variable, a local probe, a default, a derivation) and why candidates were
+discarded. In text it adds a SOURCE column and a notes section; in JSON the
+output becomes {"attributes": OBJECT, "explain": [{"key", "source", "notes"}]}
+(source null: considered but not emitted). It cannot be combined with
+--format env.`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		only := choiceFlag(fs, "only", "", "run only this `detector`: local, slurm or kubernetes", "local", "slurm", "kubernetes")
+		format := choiceFlag(fs, "format", "text", "output `format`: text, json or env", "text", "json", "env")
+		explain := fs.Bool("explain", false, "say where every attribute came from")
+		return func(ctx context.Context, a *app, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			if *explain && format.value == "env" {
+				return usagef("--explain cannot be combined with --format env")
+			}
+			opts := a.detectOptions()
+			if *explain {
+				opts.Explain = &resources.Explanation{}
+			}
+			var m *attr.Map
+			switch only.value {
+			case "local":
+				m = resources.DetectLocal(ctx, opts)
+			case "slurm":
+				m = resources.DetectSlurm(opts)
+			case "kubernetes":
+				m = resources.DetectKubernetes(opts)
+			default:
+				m = resources.Detect(ctx, opts)
+			}
+			return a.writeAttrs("detect", format.value, m, opts.Explain)
+		}
+	},
+}
+
+func (a *app) detectOptions() resources.Options {
+	return resources.Options{Env: a.env, Hostname: a.hostname, Logger: a.logger}
+}
+
+// writeAttrs prints m in format (text, json or env) with the explanation
+// when e is not nil.
+func (a *app) writeAttrs(name, format string, m *attr.Map, e *resources.Explanation) error {
+	switch format {
+	case "json":
+		if e == nil {
+			return a.writeObject(name, m)
+		}
+		out, invalid := cli.AppendObject([]byte(`{"attributes":`), m)
+		out = append(out, `,"explain":[`...)
+		for i, o := range e.Origins() {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out, _ = cli.AppendString(append(out, `{"key":`...), o.Key)
+			out = append(out, `,"source":`...)
+			if o.Source == "" {
+				out = append(out, "null"...)
+			} else {
+				out, _ = cli.AppendString(out, o.Source)
+			}
+			out = append(out, `,"notes":[`...)
+			for j, n := range o.Notes {
+				if j > 0 {
+					out = append(out, ',')
+				}
+				out, _ = cli.AppendString(out, n)
+			}
+			out = append(out, "]}"...)
+		}
+		out = append(out, "]}\n"...)
+		if _, err := a.stdout.Write(out); err != nil {
+			return err
+		}
+		for _, k := range invalid {
+			fmt.Fprintf(a.stderr, "lens %s: %q: not valid UTF-8; each invalid byte is written as \\ufffd\n", name, k)
+		}
+		return nil
+	case "env":
+		text, dropped := carrier.Format(m)
+		if _, err := fmt.Fprintln(a.stdout, text); err != nil {
+			return err
+		}
+		a.reportDropped(name, dropped)
+		return nil
+	}
+	return a.writeTable(m, e)
+}
+
+// writeTable prints the attributes as an aligned table for people.
+func (a *app) writeTable(m *attr.Map, e *resources.Explanation) error {
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	header := "KEY\tVALUE\tTYPE"
+	if e != nil {
+		header += "\tSOURCE"
+	}
+	fmt.Fprintln(tw, header)
+	for k, v := range m.All() {
+		row := display(k) + "\t" + displayValue(v) + "\t" + typeName(v)
+		if e != nil {
+			src := "-"
+			if o, _ := e.Origin(k); o.Source != "" {
+				src = display(o.Source)
+			}
+			row += "\t" + src
+		}
+		fmt.Fprintln(tw, row)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if e == nil {
+		return nil
+	}
+	var notes []string
+	for _, o := range e.Origins() {
+		label := display(o.Key)
+		if !m.Has(o.Key) {
+			label += " (not emitted)"
+		}
+		for _, n := range o.Notes {
+			notes = append(notes, "  "+label+": "+display(n))
+		}
+	}
+	if len(notes) > 0 {
+		_, err := fmt.Fprintf(a.stdout, "\nnotes:\n%s\n", strings.Join(notes, "\n"))
+		return err
+	}
+	return nil
+}
+
+// display returns s for a table cell: as it is when it is non-empty, valid
+// UTF-8, printable and not edged with spaces; Go-quoted otherwise, so that
+// every byte stays visible and tabs or newlines cannot break the table.
+func display(s string) string {
+	if s == "" || !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return strconv.Quote(s)
+		}
+	}
+	if strings.TrimSpace(s) != s {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+func displayValue(v attr.Value) string {
+	if v.Kind() == attr.KindString {
+		return display(v.AsString())
+	}
+	return v.String()
+}
+
+func typeName(v attr.Value) string {
+	switch v.Kind() {
+	case attr.KindString:
+		return "string"
+	case attr.KindInt64:
+		return "int"
+	case attr.KindFloat64:
+		return "float"
+	case attr.KindBool:
+		return "bool"
+	}
+	return "null"
+}

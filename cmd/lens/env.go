@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/internal/shellquote"
+	"github.com/nemolens/lens-go/resources"
+	"github.com/nemolens/lens-go/semconv"
+)
+
+var envCommand = &command{
+	name:    "env",
+	summary: "print a shell export of the carrier with the Slurm attributes",
+	usage:   "--stage sbatch|task [--container-image IMAGE]",
+	help: `Print one line for a POSIX shell to eval:
+  export OTEL_RESOURCE_ATTRIBUTES=VALUE
+where VALUE is the current carrier extended with this process's Slurm
+attributes as defaults, so existing keys win: Extend(carrier,
+defaults=detect_slurm()). This is the reference's
+"nemo-lens set-slurm-resource-attrs" and makes launch-time values
+authoritative for every process below.
+
+--stage sbatch (in the batch script): slurm.topology.addr and
+slurm.topology.addr_pattern are left out (they describe one node).
+--stage task (in each srun task): host.name is added and, with
+--container-image, nv.dl.launch.container.image (again as defaults).
+--container-image with --stage sbatch is a usage error; an empty IMAGE is
+ignored, as in the reference.
+
+VALUE is quoted as Python's shlex.quote quotes it, so eval reproduces it
+byte for byte whatever it holds:
+  eval "$(lens env --stage task)"`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		stage := choiceFlag(fs, "stage", "", "launch `stage`: sbatch or task (required)", "sbatch", "task")
+		image := fs.String("container-image", "", "container `image` to record as nv.dl.launch.container.image (task only)")
+		return func(_ context.Context, a *app, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			switch {
+			case stage.value == "":
+				return usagef("--stage is required")
+			case *image != "" && stage.value != "task":
+				return usagef("--container-image requires --stage task")
+			}
+			additions := resources.DetectSlurm(a.detectOptions())
+			switch stage.value {
+			case "sbatch":
+				additions.Delete(semconv.SlurmTopologyAddr)
+				additions.Delete(semconv.SlurmTopologyAddrPattern)
+			case "task":
+				hostname := a.hostname
+				if hostname == nil {
+					hostname = os.Hostname
+				}
+				host, err := hostname()
+				if err != nil {
+					return fmt.Errorf("host name: %w", err)
+				}
+				additions.Set(semconv.HostName, attr.String(host))
+				if *image != "" {
+					additions.Set(semconv.NVDLLaunchContainerImage, attr.String(*image))
+				}
+			}
+			current, _ := a.env.LookupEnv(carrier.EnvVar)
+			text, dropped := carrier.Extend(current, additions, nil)
+			a.reportDropped("env", dropped)
+			_, err := fmt.Fprintf(a.stdout, "export %s=%s\n", carrier.EnvVar, shellquote.Quote(text))
+			return err
+		}
+	},
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/carrier"
+)
+
+// choice is a string flag restricted to a set of values.
+type choice struct {
+	value   string
+	allowed []string
+}
+
+func (c *choice) String() string { return c.value }
+
+func (c *choice) Set(s string) error {
+	if !slices.Contains(c.allowed, s) {
+		return fmt.Errorf("must be one of %s", strings.Join(c.allowed, ", "))
+	}
+	c.value = s
+	return nil
+}
+
+func choiceFlag(fs *flag.FlagSet, name, def, usage string, allowed ...string) *choice {
+	c := &choice{value: def, allowed: allowed}
+	fs.Var(c, name, usage)
+	return c
+}
+
+// attrList is the repeatable --attr KEY=VALUE flag. Values are strings; a
+// repeated key keeps its first position and takes the last value.
+type attrList struct{ m *attr.Map }
+
+func (l *attrList) String() string {
+	if l == nil || l.m.Len() == 0 {
+		return ""
+	}
+	return l.m.String()
+}
+
+func (l *attrList) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE")
+	}
+	if l.m == nil {
+		l.m = &attr.Map{}
+	}
+	l.m.SetString(k, v)
+	return nil
+}
+
+// keyList is a comma-separated list of keys (--require, --forbid); the flag
+// may be repeated and the lists are joined. Empty items are ignored.
+type keyList []string
+
+func (l *keyList) String() string { return strings.Join(*l, ",") }
+
+func (l *keyList) Set(s string) error {
+	for k := range strings.SplitSeq(s, ",") {
+		if k = carrier.TrimSpace(k); k != "" {
+			*l = append(*l, k)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nemolens/lens-go/carrier"
+)
+
+// helperEnv switches the test binary into a helper child for lens exec
+// tests: the command lens exec runs is this binary itself.
+const helperEnvName = "LENS_TEST_HELPER"
+
+// lensBin is the lens binary built once by TestMain.
+var lensBin string
+
+func TestMain(m *testing.M) {
+	if mode, ok := os.LookupEnv(helperEnvName); ok {
+		os.Exit(helper(mode))
+	}
+	dir, err := os.MkdirTemp("", "lens-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	lensBin = filepath.Join(dir, "lens")
+	build := exec.Command("go", "build", "-o", lensBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building lens:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// helper is the child process of lens exec tests. Modes:
+//
+//	args     print the arguments as a JSON array
+//	env      print the environment as a JSON array (os.Environ order)
+//	exit=N   exit with status N
+//	signal   print "ready", wait for SIGINT or SIGTERM, print its name;
+//	         then exit 7 for SIGINT, or die by SIGTERM
+//	kill     kill itself with SIGKILL
+func helper(mode string) int {
+	switch {
+	case mode == "args":
+		out, _ := json.Marshal(os.Args[1:])
+		fmt.Println(string(out))
+	case mode == "env":
+		out, _ := json.Marshal(os.Environ())
+		fmt.Println(string(out))
+	case strings.HasPrefix(mode, "exit="):
+		n, _ := strconv.Atoi(strings.TrimPrefix(mode, "exit="))
+		return n
+	case mode == "signal":
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
+		fmt.Println("ready")
+		select {
+		case sig := <-c:
+			fmt.Println("got", sig)
+			if sig == syscall.SIGINT {
+				return 7
+			}
+			signal.Reset(syscall.SIGTERM)
+			_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+			time.Sleep(10 * time.Second)
+			return 99
+		case <-time.After(30 * time.Second):
+			fmt.Println("no signal")
+			return 98
+		}
+	case mode == "kill":
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(10 * time.Second)
+		return 99
+	default:
+		fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
+		return 97
+	}
+	return 0
+}
+
+// result is the outcome of one lens invocation.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// cliEnv is the environment of a lens binary run: PATH only, plus env
+// (env -i semantics).
+func cliEnv(env map[string]string) []string {
+	out := []string{"PATH=" + os.Getenv("PATH")}
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// runBin runs the built binary with exactly the environment cliEnv(env).
+func runBin(t *testing.T, env map[string]string, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(lensBin, args...)
+	cmd.Env = cliEnv(env)
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("running lens %q: %v", args, err)
+	}
+	return result{stdout.String(), stderr.String(), code}
+}
+
+// runIn runs the command in-process with an in-memory environment.
+func runIn(t *testing.T, env carrier.MapEnv, stdin string, args ...string) result {
+	t.Helper()
+	if env == nil {
+		env = carrier.MapEnv{}
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &stdout, &stderr, env)
+	return result{stdout.String(), stderr.String(), code}
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\nstdout: %q\nstderr: %q", r.code, r.stdout, r.stderr)
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"go.opentelemetry.io/otel/sdk/resource"
+
+	lens "github.com/nemolens/lens-go"
+	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/resources"
+	"github.com/nemolens/lens-go/semconv"
+)
+
+var resourceCommand = &command{
+	name:    "resource",
+	summary: "print the resource telemetry setup would export",
+	usage:   "[--format text|json|env] [--explain] [--attr KEY=VALUE]...",
+	help: `Print the resource an enabled telemetry setup (lens.Setup) would export for
+this process and its configuration (NEMO_LENS_*, OTEL_SERVICE_NAME,
+WANDB_*, DEPLOYMENT_ENV/ENVIRONMENT, the carrier and the detectors; SPEC
+§6.3–6.5): telemetry.sdk.*, the carrier, the Lens base map, the --attr
+values as the caller's resource attributes, detection, type reconstruction
+and the rank-derived service.instance.id. It is printed whether or not
+NEMO_LENS_ENABLED is set.
+
+An empty NEMO_LENS_RUN_ID is filled as Setup fills it: SLURM_JOB_ID, else a
+random 12-hex-digit id (a different one on every call).
+
+--attr values are strings, as if the caller passed them in its
+resource_attributes; type reconstruction turns the known integer fields
+(nv.dl.rank, nv.dl.world_size, ...) into integers as it does for the carrier.
+--format and --explain are as for lens detect.`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		format := choiceFlag(fs, "format", "text", "output `format`: text, json or env", "text", "json", "env")
+		explain := fs.Bool("explain", false, "say where every attribute came from")
+		var attrs attrList
+		fs.Var(&attrs, "attr", "a caller resource attribute `KEY=VALUE` (a string; repeatable)")
+		return func(ctx context.Context, a *app, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			if *explain && format.value == "env" {
+				return usagef("--explain cannot be combined with --format env")
+			}
+			var e *resources.Explanation
+			if *explain {
+				e = &resources.Explanation{}
+			}
+			m, err := a.resource(ctx, attrs.m, e)
+			if err != nil {
+				return err
+			}
+			return a.writeAttrs("resource", format.value, m, e)
+		}
+	},
+}
+
+// resource returns the attributes of the resource an enabled lens.Setup
+// exports for this process's configuration with the caller attributes
+// caller, recording origins in e when it is not nil.
+func (a *app) resource(ctx context.Context, caller *attr.Map, e *resources.Explanation) (*attr.Map, error) {
+	cfg, err := lens.ConfigFromEnv(a.env, "", "")
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	filled := cfg.RunID == ""
+	if filled {
+		cfg.RunID = lens.NewRunID(a.env)
+	}
+	// Layer 1, the SDK's telemetry.sdk.*, comes from the SDK's own detector;
+	// ResourceAttributes returns the layers Lens adds on top.
+	sdkRes, err := resource.New(ctx, resource.WithTelemetrySDK())
+	if err != nil {
+		return nil, err
+	}
+	m, _ := attr.FromResource(sdkRes)
+	for k := range m.All() {
+		e.Record(k, "OpenTelemetry SDK")
+	}
+	opts := a.detectOptions()
+	opts.Explain = e
+	lensAttrs, err := lens.ResourceAttributes(ctx, cfg,
+		lens.WithEnv(a.env),
+		lens.WithLogger(a.logger),
+		lens.WithDetectOptions(opts),
+		lens.WithResourceAttributes(caller),
+	)
+	if err != nil {
+		return nil, err
+	}
+	m.Update(lensAttrs)
+	if filled {
+		e.Note(semconv.NemoRunID, "NEMO_LENS_RUN_ID is empty: filled as Setup fills it (SLURM_JOB_ID, else a random id)")
+	}
+	return m, nil
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/nemolens/lens-go/resources"
+)
+
+var uuidJobCommand = &command{
+	name:    "uuid job",
+	summary: "print nv.dl.job.uuid",
+	usage:   "[--name]",
+	help: `Print nv.dl.job.uuid and a newline: the UUIDv5 of
+"nemo.lens.job/{SLURM_CLUSTER_NAME or nocluster}/{job key}", where the job key
+is SLURM_ARRAY_JOB_ID when SLURM_ARRAY_TASK_ID is set, else SLURM_JOB_ID
+("nojob" when empty). It is stable across requeues and array elements and
+always exists.`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		name := fs.Bool("name", false, "print the UUIDv5 name string instead of the UUID")
+		return func(_ context.Context, a *app, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			out := resources.DeriveJobUUID(a.env)
+			if *name {
+				out = resources.JobUUIDName(a.env)
+			}
+			_, err := fmt.Fprintln(a.stdout, out)
+			return err
+		}
+	},
+}
+
+var uuidRunCommand = &command{
+	name:    "uuid run",
+	summary: "print nv.dl.run.uuid",
+	usage:   "[--run-id ID] [--name]",
+	help: `Print nv.dl.run.uuid and a newline. In a Slurm job (SLURM_JOB_ID or
+SLURM_ARRAY_JOB_ID set) it derives from the cluster, the job key, the requeue
+count (SLURM_RESTART_COUNT, not for arrays) and TORCHELASTIC_RESTART_COUNT;
+--run-id is ignored there. Outside Slurm it derives from --run-id, else
+TORCHELASTIC_RUN_ID, and TORCHELASTIC_RESTART_COUNT. When there is no
+identity at all it prints nothing on stdout, says why on stderr and exits
+with status 1.`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		runID := fs.String("run-id", "", "the run `id` used outside Slurm")
+		name := fs.Bool("name", false, "print the UUIDv5 name string instead of the UUID")
+		return func(_ context.Context, a *app, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			var out string
+			var ok bool
+			if *name {
+				out, ok = resources.RunUUIDName(a.env, *runID)
+			} else {
+				out, ok = resources.DeriveRunUUID(a.env, *runID)
+			}
+			if !ok {
+				fmt.Fprintln(a.stderr, "lens uuid run: no run identity: no Slurm job (SLURM_JOB_ID, SLURM_ARRAY_JOB_ID) and no run id (--run-id, TORCHELASTIC_RUN_ID)")
+				return exitStatus(1)
+			}
+			_, err := fmt.Fprintln(a.stdout, out)
+			return err
+		}
+	},
+}
