@@ -21,7 +21,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -171,18 +170,9 @@ func probeBinary(t *testing.T) string {
 	t.Helper()
 	h.buildOnce.Do(func() {
 		start := time.Now()
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
 		h.probe = filepath.Join(h.root, "probe")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, goBin, "build", "-o", h.probe, "./cmd/probe")
-		cmd.Dir = moduleDir()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			h.buildErr = fmt.Errorf("go build ./cmd/probe: %v\n%s", err, out)
+		if err := goBuild(moduleDir(), h.probe, "./cmd/probe"); err != nil {
+			h.buildErr = err
 			return
 		}
 		h.timing("probe build: %v", time.Since(start).Round(time.Millisecond))

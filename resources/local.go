@@ -73,7 +73,7 @@ func detectLocalInto(ctx context.Context, opts *Options, m *attr.Map) {
 		m.Set(semconv.HostGPUCount, attr.Int(n))
 		e.Record(semconv.HostGPUCount, source)
 	} else if e != nil {
-		e.Note(semconv.HostGPUCount, "CUDA_VISIBLE_DEVICES is absent and the "+source+" found no GPU count: host.gpu.count not emitted")
+		e.Note(semconv.HostGPUCount, "CUDA_VISIBLE_DEVICES is absent and "+source+" reported no GPU (missing, failed or timed out): host.gpu.count not emitted")
 	}
 }
 

@@ -1,0 +1,206 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nemolens/lens-go/e2e/internal/jaeger"
+	"github.com/nemolens/lens-go/e2e/internal/worker"
+)
+
+// TestExampleSbatchJaeger submits the README's launch script,
+// examples/train.sbatch, unchanged, to the local Slurm cluster with the
+// worker as COMMAND and LENS=<the built lens CLI>. The submitter environment
+// only says where to export (OTEL_EXPORTER_OTLP_*) and turns metrics off;
+// NEMO_LENS_ENABLED and OTEL_SERVICE_NAME come from the script's defaults.
+//
+// Expected in Jaeger: one trace per task, each with lens exec's wrapper span
+// and the worker's span as its CHILD_OF child; both resources carry the
+// job-level Slurm attributes published by `lens env --stage sbatch`
+// (slurm.job.id = the sbatch job id, slurm.job.name = train-gpt,
+// nv.dl.job.uuid), the rank and world size from the script's --attr flags
+// as int64, nv.dl.role=trainer, and service.instance.id "<job id>-rank<k>"
+// (the run id defaults to SLURM_JOB_ID).
+func TestExampleSbatchJaeger(t *testing.T) {
+	elapsed(t)
+	gate(t)
+	script := filepath.Join(repoRoot(), "examples", "train.sbatch")
+	j := jaeger.StartForTest(t)
+	workerBin := workerBinary(t)
+	lensBin := lensBinary(t)
+	c := needCluster(t, 1)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	host := hostname(t)
+
+	const service = "train-gpt" // the script's default OTEL_SERVICE_NAME
+	out := outDir(t)
+	env := lensEnv(c.Env(), "LENS="+lensBin,
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+j.OTLPGRPCEndpoint(),
+		"OTEL_EXPORTER_OTLP_INSECURE=true",
+		"NEMO_LENS_METRICS_ENABLED=false")
+	jobID, err := c.Sbatch(ctx, env, "-o", filepath.Join(out, "job-%j.out"), script,
+		workerBin, "-span", "train-step", "-out", out, "-label", "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			data, _ := os.ReadFile(filepath.Join(out, "job-"+jobID+".out"))
+			t.Logf("----- job %s output -----\n%s", jobID, data)
+		}
+	})
+	if err := c.WaitGone(ctx, jobID); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := c.ShowJob(ctx, jobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 1 {
+		t.Fatalf("scontrol show job %s: %d records", jobID, len(jobs))
+	}
+	job := jobs[0]
+	if job["JobState"] != "COMPLETED" || job["ExitCode"] != "0:0" || job["JobName"] != "train-gpt" || job["NumTasks"] != "2" {
+		t.Fatalf("job %s: JobState=%s ExitCode=%s JobName=%s NumTasks=%s, want COMPLETED 0:0 train-gpt 2",
+			jobID, job["JobState"], job["ExitCode"], job["JobName"], job["NumTasks"])
+	}
+
+	recs := records(t, out, "train", 2)
+	traceByRank := map[int]string{}
+	for _, rec := range recs {
+		rank, err := strconv.Atoi(rec.SlurmProcID)
+		if err != nil {
+			t.Fatalf("%s: SLURM_PROCID %q", filepath.Base(rec.File), rec.SlurmProcID)
+		}
+		what := fmt.Sprintf("task %d", rank)
+		tr, err := j.WaitSpans(ctx, rec.TraceID, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traceByRank[rank] = tr.TraceID
+		wrapper, child := execSpans(t, tr, "lens exec "+filepath.Base(workerBin), "train-step", 2)
+		if wrapper == nil || child == nil {
+			continue
+		}
+		checkParent(t, tr, wrapper, child, rec)
+		if len(wrapper.References) != 0 {
+			t.Errorf("%s: wrapper span references %v, want a root span", what, wrapper.References)
+		}
+		checkTags(t, what+" wrapper span", wrapper.Tags,
+			wstr("process.command", workerBin),
+			wint("process.pid", int64(rec.PID)),
+			wint("process.exit.code", 0))
+
+		want := []tagWant{
+			wstr("slurm.job.id", jobID),
+			wstr("slurm.job.name", "train-gpt"),
+			wstr("slurm.cluster.name", c.Name),
+			wstr("slurm.partition", job["Partition"]),
+			wint("slurm.ntasks", 2),
+			wstr("slurm.head_node.name", job["BatchHost"]), // published by the batch step
+			wstr("nv.dl.job.uuid", uuidv5("nemo.lens.job/"+c.Name+"/"+jobID)),
+			wint("nv.dl.rank", int64(rank)),
+			wint("nv.dl.world_size", 2),
+			wstr("nv.dl.role", "trainer"),
+			wstr("nemo.run.id", jobID),
+			wstr("service.instance.id", jobID+"-rank"+strconv.Itoa(rank)),
+			wstr("host.name", host),
+			wstr("telemetry.sdk.language", "go"),
+			// Slurm sets ENVIRONMENT=BATCH in batch jobs (the submitter's
+			// ENVIRONMENT is removed here), and Lens reads ENVIRONMENT when
+			// DEPLOYMENT_ENV is absent (SPEC §1.1), as the reference does.
+			wstr("deployment.environment", "BATCH"),
+		}
+		for _, side := range []struct {
+			name string
+			span *jaeger.Span
+			pid  int
+		}{{"lens exec", wrapper, rec.PPID}, {"worker", child, rec.PID}} {
+			p, ok := tr.SpanProcess(side.span)
+			if !ok {
+				t.Errorf("%s %s: no process", what, side.name)
+				continue
+			}
+			if p.ServiceName != service {
+				t.Errorf("%s %s: serviceName %q, want the script's %q", what, side.name, p.ServiceName, service)
+			}
+			checkTags(t, what+" "+side.name+" process", p.Tags, append(want, wint("process.pid", int64(side.pid)))...)
+		}
+		checkTaskCarrier(t, what, rec, jobID, rank)
+	}
+	if len(traceByRank) != 2 || traceByRank[0] == "" || traceByRank[1] == "" || traceByRank[0] == traceByRank[1] {
+		t.Fatalf("traces by SLURM_PROCID: %v, want two distinct for 0 and 1", traceByRank)
+	}
+	checkSearch(ctx, t, j, service, map[string]string{"slurm.job.id": jobID}, traceByRank[0], traceByRank[1])
+	checkSearch(ctx, t, j, service, map[string]string{"nv.dl.rank": "0"}, traceByRank[0])
+	checkSearch(ctx, t, j, service, map[string]string{"nv.dl.rank": "1"}, traceByRank[1])
+}
+
+// checkTaskCarrier checks a few entries of the carrier the worker received
+// (the batch step's and the task's `lens env` exports, extended by lens
+// exec): order aside, the job id, rank, world size and role are there.
+func checkTaskCarrier(t *testing.T, what string, rec worker.Record, jobID string, rank int) {
+	t.Helper()
+	segs := strings.Split(rec.Carrier, ",")
+	for _, want := range []string{
+		"slurm.job.id=" + jobID,
+		"slurm.job.name=train-gpt",
+		"nv.dl.rank=" + strconv.Itoa(rank),
+		"nv.dl.world_size=2",
+		"nv.dl.role=trainer",
+	} {
+		if !slices.Contains(segs, want) {
+			t.Errorf("%s: carrier %q has no %q", what, rec.Carrier, want)
+		}
+	}
+}
+
+// TestReadmeExamplesVerbatim: README.md shows examples/train.sbatch and
+// examples/k8s-entrypoint.sh byte for byte inside ```sh fences, so the
+// documented scripts are the tested ones.
+func TestReadmeExamplesVerbatim(t *testing.T) {
+	root := repoRoot()
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := fencedBlocks(string(readme), "sh")
+	for _, name := range []string{"examples/train.sbatch", "examples/k8s-entrypoint.sh"} {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(blocks, string(data)) {
+			t.Errorf("README.md has no ```sh block identical to %s (%d sh blocks); the file:\n%s", name, len(blocks), data)
+		}
+	}
+}
+
+// fencedBlocks returns the contents (with their final newline) of the
+// markdown code blocks fenced by ```lang and ```.
+func fencedBlocks(md, lang string) []string {
+	var blocks []string
+	var cur []string
+	in := false
+	for _, line := range strings.SplitAfter(md, "\n") {
+		trimmed := strings.TrimRight(line, "\r\n")
+		switch {
+		case !in && trimmed == "```"+lang:
+			in, cur = true, nil
+		case in && trimmed == "```":
+			in = false
+			blocks = append(blocks, strings.Join(cur, ""))
+		case in:
+			cur = append(cur, line)
+		}
+	}
+	return blocks
+}
