@@ -56,7 +56,8 @@ type Publication struct {
 // existed and its exact value, then calls [Set].
 //
 // Publications are serialised across goroutines: an outermost Begin waits
-// (until ctx is done) while another goroutine's publication is active. A
+// (until ctx is done) while another goroutine's publication is active, and
+// fails at once, publishing nothing, if ctx is already done. A
 // nested publication must be begun with the context returned by the
 // enclosing Begin; it then does not wait, and it must be ended before its
 // parent.
@@ -74,6 +75,11 @@ func Begin(ctx context.Context, env Env, attrs *attr.Map) (context.Context, *Pub
 			return ctx, nil, nil, fmt.Errorf("%w: the enclosing publication is no longer the innermost active one", ErrOutOfOrder)
 		}
 	} else {
+		// A context that is already done fails even when the guard is
+		// free; without this check select would pick either case at random.
+		if err := ctx.Err(); err != nil {
+			return ctx, nil, nil, fmt.Errorf("carrier: waiting to publish: %w", err)
+		}
 		select {
 		case publications.sem <- struct{}{}:
 		case <-ctx.Done():

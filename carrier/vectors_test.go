@@ -278,7 +278,7 @@ func TestVectorsCheck(t *testing.T) {
 	for _, v := range byOp(t, "check") {
 		t.Run(v.ID, func(t *testing.T) {
 			var want struct {
-				OK                                     bool
+				OK                                    bool
 				Missing, Empty, Forbidden, Duplicates []string
 			}
 			if err := json.Unmarshal(v.Expected, &want); err != nil {
