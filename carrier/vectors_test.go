@@ -14,21 +14,6 @@ import (
 	"github.com/nemolens/lens-go/internal/vectors"
 )
 
-// carrierOps are the ops of vectors.json this package answers for. The
-// vector test of each op fails if the file holds none of them, and
-// TestVectorsAllOpsCovered (internal/vectors) checks every op has an owner.
-func byOp(t *testing.T, op string) []vectors.Vector {
-	t.Helper()
-	vs, err := vectors.ByOp(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(vs) == 0 {
-		t.Fatalf("no %s vectors", op)
-	}
-	return vs
-}
-
 func droppedKeys(d []carrier.Dropped) []string {
 	keys := []string{}
 	for _, x := range d {
@@ -45,7 +30,7 @@ func wantDropped(v vectors.Vector) []string {
 }
 
 func TestVectorsParse(t *testing.T) {
-	for _, v := range byOp(t, "parse") {
+	for _, v := range vectors.ForOp(t, "parse") {
 		t.Run(v.ID, func(t *testing.T) {
 			text, _, err := v.Text()
 			if err != nil {
@@ -63,7 +48,7 @@ func TestVectorsParse(t *testing.T) {
 }
 
 func TestVectorsFormat(t *testing.T) {
-	for _, v := range byOp(t, "format") {
+	for _, v := range vectors.ForOp(t, "format") {
 		t.Run(v.ID, func(t *testing.T) {
 			in, err := v.InputMap()
 			if err != nil {
@@ -89,7 +74,7 @@ func TestVectorsFormat(t *testing.T) {
 }
 
 func TestVectorsCompose(t *testing.T) {
-	for _, v := range byOp(t, "compose") {
+	for _, v := range vectors.ForOp(t, "compose") {
 		t.Run(v.ID, func(t *testing.T) {
 			want, err := v.ExpectedMap()
 			if err != nil {
@@ -114,7 +99,7 @@ func TestVectorsCompose(t *testing.T) {
 }
 
 func TestVectorsExtend(t *testing.T) {
-	for _, v := range byOp(t, "extend") {
+	for _, v := range vectors.ForOp(t, "extend") {
 		t.Run(v.ID, func(t *testing.T) {
 			text, _, err := v.Text()
 			if err != nil {
@@ -136,7 +121,7 @@ func TestVectorsExtend(t *testing.T) {
 }
 
 func TestVectorsInteger(t *testing.T) {
-	for _, v := range byOp(t, "integer") {
+	for _, v := range vectors.ForOp(t, "integer") {
 		t.Run(v.ID, func(t *testing.T) {
 			var in string
 			if err := json.Unmarshal(v.Input, &in); err != nil {
@@ -160,7 +145,7 @@ func TestVectorsInteger(t *testing.T) {
 }
 
 func TestVectorsSet(t *testing.T) {
-	for _, v := range byOp(t, "set") {
+	for _, v := range vectors.ForOp(t, "set") {
 		t.Run(v.ID, func(t *testing.T) {
 			env := carrier.MapEnv(maps.Clone(v.Env))
 			want, _, _ := v.ExpectedString()
@@ -181,7 +166,7 @@ func TestVectorsSet(t *testing.T) {
 var errBody = errors.New("body failed")
 
 func TestVectorsPublish(t *testing.T) {
-	for _, v := range byOp(t, "publish") {
+	for _, v := range vectors.ForOp(t, "publish") {
 		for _, mode := range []string{"error", "panic"} {
 			if !v.Raise && mode == "panic" {
 				continue
@@ -260,7 +245,7 @@ func showAll(ss []*string) []string {
 }
 
 func TestVectorsDuplicateKeys(t *testing.T) {
-	for _, v := range byOp(t, "duplicate_keys") {
+	for _, v := range vectors.ForOp(t, "duplicate_keys") {
 		t.Run(v.ID, func(t *testing.T) {
 			text, _, _ := v.Text()
 			var want []string
@@ -275,7 +260,7 @@ func TestVectorsDuplicateKeys(t *testing.T) {
 }
 
 func TestVectorsCheck(t *testing.T) {
-	for _, v := range byOp(t, "check") {
+	for _, v := range vectors.ForOp(t, "check") {
 		t.Run(v.ID, func(t *testing.T) {
 			var want struct {
 				OK                                    bool

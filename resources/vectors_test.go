@@ -20,18 +20,6 @@ import (
 	"github.com/nemolens/lens-go/resources"
 )
 
-func byOp(t *testing.T, op string) []vectors.Vector {
-	t.Helper()
-	vs, err := vectors.ByOp(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(vs) == 0 {
-		t.Fatalf("no %s vectors", op)
-	}
-	return vs
-}
-
 func expectedMap(t *testing.T, v vectors.Vector) *attr.Map {
 	t.Helper()
 	want, err := v.ExpectedMap()
@@ -45,7 +33,7 @@ func expectedMap(t *testing.T, v vectors.Vector) *attr.Map {
 func noGPU(context.Context) (int, bool) { return 0, false }
 
 func TestVectorsDetectSlurm(t *testing.T) {
-	for _, v := range byOp(t, "detect_slurm") {
+	for _, v := range vectors.ForOp(t, "detect_slurm") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want := expectedMap(t, v)
@@ -58,7 +46,7 @@ func TestVectorsDetectSlurm(t *testing.T) {
 }
 
 func TestVectorsDetectKubernetes(t *testing.T) {
-	for _, v := range byOp(t, "detect_kubernetes") {
+	for _, v := range vectors.ForOp(t, "detect_kubernetes") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want := expectedMap(t, v)
@@ -77,7 +65,7 @@ func TestVectorsDetectKubernetes(t *testing.T) {
 }
 
 func TestVectorsGPUCount(t *testing.T) {
-	for _, v := range byOp(t, "gpu_count") {
+	for _, v := range vectors.ForOp(t, "gpu_count") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want, none, err := v.ExpectedValue()
@@ -106,7 +94,7 @@ func TestVectorsGPUCount(t *testing.T) {
 }
 
 func TestVectorsJobUUID(t *testing.T) {
-	for _, v := range byOp(t, "job_uuid") {
+	for _, v := range vectors.ForOp(t, "job_uuid") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want, _, err := v.ExpectedString()
@@ -125,7 +113,7 @@ func TestVectorsJobUUID(t *testing.T) {
 }
 
 func TestVectorsRunUUID(t *testing.T) {
-	for _, v := range byOp(t, "run_uuid") {
+	for _, v := range vectors.ForOp(t, "run_uuid") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want, none, err := v.ExpectedString()
@@ -156,7 +144,7 @@ func TestVectorsRunUUID(t *testing.T) {
 }
 
 func TestVectorsNormalize(t *testing.T) {
-	for _, v := range byOp(t, "normalize") {
+	for _, v := range vectors.ForOp(t, "normalize") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			in, err := v.InputMap()
@@ -258,7 +246,7 @@ func (d fakeNVMLDevice) MemoryTotal() (uint64, error) {
 }
 
 func TestVectorsDetectGPU(t *testing.T) {
-	for _, v := range byOp(t, "detect_gpu") {
+	for _, v := range vectors.ForOp(t, "detect_gpu") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			var nvml fakeNVML

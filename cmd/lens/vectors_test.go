@@ -26,18 +26,6 @@ import (
 // Every vector is also run through the library in-process, and the CLI must
 // agree with both the vector and the library.
 
-func byOp(t *testing.T, op string) []vectors.Vector {
-	t.Helper()
-	vs, err := vectors.ByOp(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(vs) == 0 {
-		t.Fatalf("no %s vectors", op)
-	}
-	return vs
-}
-
 // decodeOutput reads one JSON object written by lens into an ordered map:
 // strings, integers (no '.', 'e' or 'E'), floats, booleans and null. It is
 // written independently of internal/cli.
@@ -171,7 +159,7 @@ func libDroppedKeys(d []carrier.Dropped) []string {
 
 func TestCLIVectorsParse(t *testing.T) {
 	t.Parallel()
-	for _, v := range byOp(t, "parse") {
+	for _, v := range vectors.ForOp(t, "parse") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			if v.ExpectedHex != nil {
@@ -208,7 +196,7 @@ func TestCLIVectorsParse(t *testing.T) {
 
 func TestCLIVectorsFormat(t *testing.T) {
 	t.Parallel()
-	for _, v := range byOp(t, "format") {
+	for _, v := range vectors.ForOp(t, "format") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			if len(v.InputHex) > 0 && string(v.InputHex) != "null" {
@@ -249,7 +237,7 @@ func TestCLIVectorsFormat(t *testing.T) {
 
 func TestCLIVectorsExtend(t *testing.T) {
 	t.Parallel()
-	for _, v := range byOp(t, "extend") {
+	for _, v := range vectors.ForOp(t, "extend") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			text, _, err := v.Text()
@@ -302,7 +290,7 @@ func detectJSON(t *testing.T, env map[string]string, only string) *attr.Map {
 
 func TestCLIVectorsInteger(t *testing.T) {
 	t.Parallel()
-	for _, v := range byOp(t, "integer") {
+	for _, v := range vectors.ForOp(t, "integer") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			var in string
@@ -331,7 +319,7 @@ func TestCLIVectorsInteger(t *testing.T) {
 
 func TestCLIVectorsDetectSlurm(t *testing.T) {
 	t.Parallel()
-	for _, v := range byOp(t, "detect_slurm") {
+	for _, v := range vectors.ForOp(t, "detect_slurm") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want, err := v.ExpectedMap()
@@ -353,7 +341,7 @@ func TestCLIVectorsDetectKubernetes(t *testing.T) {
 	t.Parallel()
 	_, err := os.Lstat(resources.DefaultKubernetesSecretsPath)
 	exists := err == nil
-	for _, v := range byOp(t, "detect_kubernetes") {
+	for _, v := range vectors.ForOp(t, "detect_kubernetes") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			if v.SecretsPathExists != exists {
@@ -381,7 +369,7 @@ func TestCLIVectorsDetectKubernetes(t *testing.T) {
 
 func TestCLIVectorsGPUCount(t *testing.T) {
 	t.Parallel()
-	for _, v := range byOp(t, "gpu_count") {
+	for _, v := range vectors.ForOp(t, "gpu_count") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want, isNull, err := v.ExpectedValue()
@@ -410,7 +398,7 @@ func TestCLIVectorsGPUCount(t *testing.T) {
 
 func TestCLIVectorsJobUUID(t *testing.T) {
 	t.Parallel()
-	for _, v := range byOp(t, "job_uuid") {
+	for _, v := range vectors.ForOp(t, "job_uuid") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want, _, err := v.ExpectedString()
@@ -435,7 +423,7 @@ func TestCLIVectorsJobUUID(t *testing.T) {
 
 func TestCLIVectorsRunUUID(t *testing.T) {
 	t.Parallel()
-	for _, v := range byOp(t, "run_uuid") {
+	for _, v := range vectors.ForOp(t, "run_uuid") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want, none, err := v.ExpectedString()

@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"testing"
 
 	"github.com/nemolens/lens-go/attr"
 )
@@ -271,4 +272,19 @@ func (v Vector) ExpectedValue() (val attr.Value, isNull bool, err error) {
 	}
 	val, err = DecodeValue(v.Expected)
 	return val, false, err
+}
+
+// ForOp returns the vectors of one op for a test, failing it when the file
+// cannot be read or holds no vector of that op (a renamed op must not make a
+// test pass by running nothing).
+func ForOp(tb testing.TB, op string) []Vector {
+	tb.Helper()
+	vs, err := ByOp(op)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(vs) == 0 {
+		tb.Fatalf("no %s vectors", op)
+	}
+	return vs
 }
