@@ -31,6 +31,16 @@ type spanQueue struct {
 	dropped atomic.Int64
 }
 
+// spanPipeline is what Lens puts between a tracer provider and its span
+// exporter: the drop gate (the provider's span processor, in front of the
+// SDK's batch processor) and the exporter wrapper behind it, sharing one
+// queue account — one allocation for the three.
+type spanPipeline struct {
+	q    spanQueue
+	gate gateProcessor
+	exp  spanExporter
+}
+
 // gateProcessor sits in front of the SDK's BatchSpanProcessor. The batch
 // processor never blocks (WithBlocking is not set) but does not report how
 // many spans it dropped; the gate drops — and counts — a span when limit

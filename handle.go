@@ -36,7 +36,7 @@ type Handle struct {
 	sdkMP  *sdkmetric.MeterProvider
 	sdkLP  *sdklog.LoggerProvider
 	logger *slog.Logger
-	spans  *spanQueue
+	spans  *spanPipeline // nil unless traces are enabled
 
 	globals *installedGlobals
 
@@ -134,7 +134,7 @@ func (h *Handle) DroppedSpans() int64 {
 	if h == nil || h.spans == nil {
 		return 0
 	}
-	return h.spans.dropped.Load()
+	return h.spans.q.dropped.Load()
 }
 
 // ForceFlush exports the spans, metrics and log records collected so far,
@@ -146,17 +146,8 @@ func (h *Handle) ForceFlush(ctx context.Context) error {
 	}
 	ctx, cancel := withDefaultDeadline(ctx)
 	defer cancel()
-	var fns []func(context.Context) error
-	if h.sdkTP != nil {
-		fns = append(fns, h.sdkTP.ForceFlush)
-	}
-	if h.sdkMP != nil {
-		fns = append(fns, h.sdkMP.ForceFlush)
-	}
-	if h.sdkLP != nil {
-		fns = append(fns, h.sdkLP.ForceFlush)
-	}
-	return concurrently(ctx, fns)
+	var buf [maxProviders]provider
+	return concurrently(ctx, h.providers(&buf), provider.ForceFlush)
 }
 
 // Shutdown flushes and stops the providers, puts back the OpenTelemetry
@@ -186,32 +177,52 @@ func (h *Handle) Shutdown(ctx context.Context) error {
 }
 
 func (h *Handle) shutdownProviders(ctx context.Context) error {
-	var fns []func(context.Context) error
-	if h.sdkTP != nil {
-		fns = append(fns, h.sdkTP.Shutdown)
-	}
-	if h.sdkMP != nil {
-		fns = append(fns, h.sdkMP.Shutdown)
-	}
-	if h.sdkLP != nil {
-		fns = append(fns, h.sdkLP.Shutdown)
-	}
-	return concurrently(ctx, fns)
+	var buf [maxProviders]provider
+	return concurrently(ctx, h.providers(&buf), provider.Shutdown)
 }
 
-// concurrently runs fns in parallel and joins their errors.
-func concurrently(ctx context.Context, fns []func(context.Context) error) error {
-	if len(fns) == 0 {
+// maxProviders is the number of signals: traces, metrics, logs.
+const maxProviders = 3
+
+// provider is what ForceFlush and Shutdown use of the SDK providers.
+type provider interface {
+	ForceFlush(context.Context) error
+	Shutdown(context.Context) error
+}
+
+// providers returns the Handle's providers (tracer, meter, logger; the
+// enabled ones) in buf.
+func (h *Handle) providers(buf *[maxProviders]provider) []provider {
+	ps := buf[:0]
+	if h.sdkTP != nil {
+		ps = append(ps, h.sdkTP)
+	}
+	if h.sdkMP != nil {
+		ps = append(ps, h.sdkMP)
+	}
+	if h.sdkLP != nil {
+		ps = append(ps, h.sdkLP)
+	}
+	return ps
+}
+
+// concurrently calls op on every provider in parallel (the first one on the
+// calling goroutine) and joins their errors.
+func concurrently(ctx context.Context, ps []provider, op func(provider, context.Context) error) error {
+	if len(ps) == 0 {
 		return nil
 	}
-	errs := make([]error, len(fns))
-	var wg sync.WaitGroup
-	for i, fn := range fns[1:] {
-		wg.Go(func() { errs[i+1] = fn(ctx) })
+	// One allocation for the state the goroutines share.
+	var st struct {
+		wg   sync.WaitGroup
+		errs [maxProviders]error
 	}
-	errs[0] = fns[0](ctx)
-	wg.Wait()
-	return errors.Join(errs...)
+	for i, p := range ps[1:] {
+		st.wg.Go(func() { st.errs[i+1] = op(p, ctx) })
+	}
+	st.errs[0] = op(ps[0], ctx)
+	st.wg.Wait()
+	return errors.Join(st.errs[:len(ps)]...)
 }
 
 func withDefaultDeadline(ctx context.Context) (context.Context, context.CancelFunc) {

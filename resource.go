@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 
@@ -94,13 +95,14 @@ func NewRunID(env carrier.Lookuper) string {
 
 // deploymentEnvironment reads DEPLOYMENT_ENV, else ENVIRONMENT, with the
 // reference's nested-default semantics: a DEPLOYMENT_ENV that is present but
-// empty gives "" and ENVIRONMENT is not consulted.
+// empty gives "" and ENVIRONMENT is not consulted. source is the Explain
+// source ("env <NAME>"), a constant.
 func deploymentEnvironment(env carrier.Lookuper) (value, source string) {
 	if v, ok := env.LookupEnv(envDeploymentEnv); ok {
-		return v, envDeploymentEnv
+		return v, "env " + envDeploymentEnv
 	}
 	v, _ := env.LookupEnv(envEnvironment)
-	return v, envEnvironment
+	return v, "env " + envEnvironment
 }
 
 // ResourceAttributes returns the resource attributes Lens hands to the
@@ -154,7 +156,7 @@ func deploymentEnvironment(env carrier.Lookuper) (value, source string) {
 // assembly itself cannot fail.
 func ResourceAttributes(ctx context.Context, cfg Config, opts ...Option) (*attr.Map, error) {
 	o := newOptions(opts)
-	return resourceAttributes(ctx, cfg.withDefaults(), &o)
+	return resourceAttributes(ctx, cfg.withDefaults(), &o, nil)
 }
 
 // NewResource returns the resource an enabled [Setup] with the same
@@ -162,32 +164,33 @@ func ResourceAttributes(ctx context.Context, cfg Config, opts ...Option) (*attr.
 // telemetry.sdk.name, telemetry.sdk.language and telemetry.sdk.version
 // underneath [ResourceAttributes]. It is schemaless (SPEC §11.4).
 func NewResource(ctx context.Context, cfg Config, opts ...Option) (*resource.Resource, error) {
-	m, err := ResourceAttributes(ctx, cfg, opts...)
+	o := newOptions(opts)
+	sdkAttrs := sdkAttributes()
+	m, err := resourceAttributes(ctx, cfg.withDefaults(), &o, sdkAttrs[:])
 	if err != nil {
 		return nil, err
 	}
-	return withSDKAttributes(m).Resource(), nil
+	return m.Resource(), nil
 }
 
 // sdkAttributes are the attributes the OpenTelemetry Go SDK's
-// resource.WithTelemetrySDK detector produces.
-func sdkAttributes() []attr.Entry {
-	return []attr.Entry{
+// resource.WithTelemetrySDK detector produces: layer 1, the lowest (a
+// carrier or caller telemetry.sdk.* key wins, as in the Python SDK).
+func sdkAttributes() [3]attr.Entry {
+	return [...]attr.Entry{
 		{Key: semconv.TelemetrySDKLanguage, Value: attr.String("go")},
 		{Key: semconv.TelemetrySDKName, Value: attr.String("opentelemetry")},
 		{Key: semconv.TelemetrySDKVersion, Value: attr.String(sdk.Version())},
 	}
 }
 
-// withSDKAttributes returns telemetry.sdk.* overlaid by m (layer 1 is the
-// lowest: a carrier or caller telemetry.sdk.* key wins, as in the Python SDK).
-func withSDKAttributes(m *attr.Map) *attr.Map {
-	out := attr.NewMap(sdkAttributes()...)
-	out.Update(m)
-	return out
-}
-
-func resourceAttributes(ctx context.Context, cfg Config, o *options) (*attr.Map, error) {
+// resourceAttributes assembles layers 2–7 over the entries of base (layer
+// 1, lowest), in one map: [ResourceAttributes] passes no base; [Setup] and
+// [NewResource] pass [sdkAttributes], which gives telemetry.sdk.* first and
+// then the layers' keys in order — the same map as laying the result of
+// ResourceAttributes over telemetry.sdk.*, built without the copy. (Type
+// reconstruction does not touch telemetry.sdk.*.)
+func resourceAttributes(ctx context.Context, cfg Config, o *options, base []attr.Entry) (*attr.Map, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -196,7 +199,10 @@ func resourceAttributes(ctx context.Context, cfg Config, o *options) (*attr.Map,
 	logger := o.logger
 
 	carried := carrier.Get(env)
-	m := attr.WithCapacity(carried.Len() + o.attrs.Len() + 24)
+	m := attr.WithCapacity(len(base) + carried.Len() + o.attrs.Len() + 24)
+	for _, e := range base {
+		m.Set(e.Key, e.Value)
+	}
 	set := func(key string, v attr.Value, source string) {
 		m.Set(key, v)
 		explain.Record(key, source)
@@ -224,7 +230,7 @@ func resourceAttributes(ctx context.Context, cfg Config, o *options) (*attr.Map,
 		}
 	}
 	if v, src := deploymentEnvironment(env); v != "" {
-		set(semconv.DeploymentEnvironment, attr.String(v), "env "+src)
+		set(semconv.DeploymentEnvironment, attr.String(v), src)
 	}
 
 	// Layer 4: the caller's attributes.
@@ -274,16 +280,28 @@ func resourceAttributes(ctx context.Context, cfg Config, o *options) (*attr.Map,
 			explain.Note(semconv.ServiceInstanceID, "not derived: the run id is empty")
 		}
 	case explicitID:
-		id, _ := m.Get(semconv.ServiceInstanceID)
-		logx.Logger(logger, logx.Providers).Debug(
-			"no nv.dl.rank in the resource attributes or in "+carrier.EnvVar+
-				"; using the explicit service.instance.id "+id.String(),
-			"service.instance.id", id.String())
+		if debugEnabled(logger) {
+			id, _ := m.Get(semconv.ServiceInstanceID)
+			logx.Logger(logger, logx.Providers).Debug(
+				"no nv.dl.rank in the resource attributes or in "+carrier.EnvVar+
+					"; using the explicit service.instance.id "+id.String(),
+				"service.instance.id", id.String())
+		}
 	default:
 		logx.Logger(logger, logx.Providers).Warn(rankWarningFormat)
 		explain.Note(semconv.ServiceInstanceID, "not derived: no nv.dl.rank in either channel")
 	}
 	return m, nil
+}
+
+// debugEnabled reports whether l (nil: slog.Default(), as [logx.Logger]
+// resolves it) takes DEBUG records, so that a DEBUG message nobody reads
+// is neither built nor given its logger name (slog.Logger.With allocates).
+func debugEnabled(l *slog.Logger) bool {
+	if l == nil {
+		l = slog.Default()
+	}
+	return l.Enabled(context.Background(), slog.LevelDebug)
 }
 
 func quoteValue(v attr.Value) string {

@@ -159,7 +159,7 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Handle, error) {
 	if err := acquire(o.allowReinit); err != nil {
 		return nil, err
 	}
-	h, err := build(ctx, cfg, &o, s)
+	h, err := build(ctx, cfg, &o, &s)
 	if err != nil {
 		release()
 		return nil, err
@@ -178,11 +178,11 @@ type settings struct {
 	warnings                                   []string
 }
 
-func newSettings(cfg Config, o *options) (*settings, error) {
+func newSettings(cfg Config, o *options) (settings, error) {
 	if cfg.Exporter != ExporterOTLP && cfg.Exporter != ExporterConsole {
-		return nil, fmt.Errorf("lens: Config.Exporter %q: %w", cfg.Exporter, ErrUnknownExporter)
+		return settings{}, fmt.Errorf("lens: Config.Exporter %q: %w", cfg.Exporter, ErrUnknownExporter)
 	}
-	s := &settings{env: o.environ()}
+	s := settings{env: o.environ()}
 	var errs []error
 	if cfg.Exporter == ExporterOTLP {
 		protocol := func(need bool, signal string, dst *string) {
@@ -200,7 +200,7 @@ func newSettings(cfg Config, o *options) (*settings, error) {
 		protocol(cfg.LogsEnabled && o.logExporter == nil, "LOGS", &s.logProtocol)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return settings{}, err
 	}
 	s.metricInterval = time.Duration(s.positiveInt("OTEL_METRIC_EXPORT_INTERVAL", int(DefaultMetricExportInterval/time.Millisecond))) * time.Millisecond
 	s.spanQueueSize = s.positiveInt("OTEL_BSP_MAX_QUEUE_SIZE", DefaultSpanQueueSize)
@@ -251,11 +251,11 @@ func build(ctx context.Context, cfg Config, o *options, s *settings) (_ *Handle,
 	if cfg.RunID == "" {
 		cfg.RunID = NewRunID(s.env)
 	}
-	m, err := resourceAttributes(ctx, cfg, o)
+	sdkAttrs := sdkAttributes()
+	attrs, err := resourceAttributes(ctx, cfg, o, sdkAttrs[:])
 	if err != nil {
 		return nil, err
 	}
-	attrs := withSDKAttributes(m)
 	res := attrs.Resource()
 	h := &Handle{cfg: cfg, attrs: attrs, res: res, enabled: true}
 	defer func() {
@@ -282,13 +282,16 @@ func build(ctx context.Context, cfg Config, o *options, s *settings) (_ *Handle,
 				return nil, fmt.Errorf("lens: span exporter: %w", err)
 			}
 		}
-		h.spans = &spanQueue{limit: int64(s.spanQueueSize)}
-		bsp := sdktrace.NewBatchSpanProcessor(&spanExporter{next: exp, res: res, q: h.spans},
+		p := &spanPipeline{q: spanQueue{limit: int64(s.spanQueueSize)}}
+		p.exp.next, p.exp.res, p.exp.q = exp, res, &p.q
+		bsp := sdktrace.NewBatchSpanProcessor(&p.exp,
 			sdktrace.WithMaxQueueSize(s.spanQueueSize+queueSlack),
 			sdktrace.WithMaxExportBatchSize(s.spanBatchSize))
+		p.gate.next, p.gate.q = bsp, &p.q
+		h.spans = p
 		h.sdkTP = sdktrace.NewTracerProvider(
 			sdktrace.WithResource(res),
-			sdktrace.WithSpanProcessor(&gateProcessor{next: bsp, q: h.spans}))
+			sdktrace.WithSpanProcessor(&p.gate))
 	}
 	if cfg.MetricsEnabled {
 		reader := o.metricReader

@@ -1,6 +1,9 @@
 package attr
 
 import (
+	"slices"
+	"strings"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 )
@@ -54,7 +57,13 @@ func (m *Map) KeyValues() []attribute.KeyValue {
 // the SDK's detectors or resource.Environment() never raises a schema-URL
 // conflict. An entry with an empty key is dropped by the SDK as invalid.
 func (m *Map) Resource() *resource.Resource {
-	return resource.NewSchemaless(m.KeyValues()...)
+	kvs := m.KeyValues()
+	// NewSchemaless sorts its input by key with a stable insertion and merge
+	// sort, moving 64-byte KeyValues around; on input that is already sorted
+	// that pass is linear. The keys of a Map are unique, so an unstable sort
+	// gives the same order, in fewer steps.
+	slices.SortFunc(kvs, func(a, b attribute.KeyValue) int { return strings.Compare(string(a.Key), string(b.Key)) })
+	return resource.NewSchemaless(kvs...)
 }
 
 // FromKeyValues builds a map from OpenTelemetry attributes in the given order

@@ -33,14 +33,18 @@ import (
 // string field stays null (Python's str(None) would give "None"; null values
 // never reach a resource anyway).
 func Normalize(m *attr.Map, logger *slog.Logger) (out *attr.Map, warned []string) {
-	out = attr.WithCapacity(m.Len())
+	// The copy has m's keys in m's order; only the values that change are
+	// set again.
+	out = m.Clone()
 	var l *slog.Logger
 	for k, v := range m.All() {
 		switch {
 		case semconv.IsInheritedKey(k):
 		case semconv.IsIntegerKey(k):
 			if n, ok := normalizeInt(v); ok {
-				v = attr.Int64(n)
+				if v.Kind() != attr.KindInt64 {
+					out.Set(k, attr.Int64(n))
+				}
 				break
 			}
 			if l == nil {
@@ -52,10 +56,9 @@ func Normalize(m *attr.Map, logger *slog.Logger) (out *attr.Map, warned []string
 		case semconv.IsStringKey(k):
 			if v.Kind() != attr.KindString && !v.IsNull() {
 				t, _ := v.Text()
-				v = attr.String(t)
+				out.Set(k, attr.String(t))
 			}
 		}
-		out.Set(k, v)
 	}
 	return out, warned
 }

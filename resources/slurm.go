@@ -1,6 +1,8 @@
 package resources
 
 import (
+	"context"
+	"log/slog"
 	"strconv"
 	"strings"
 
@@ -218,7 +220,16 @@ func detectSlurmInto(opts *Options, dst *attr.Map) {
 }
 
 func logSlurmRejections(opts *Options, rejected []rejection, invalid []omission) {
-	l := logx.Logger(opts.Logger, logx.Slurm)
+	// Every message is DEBUG: when nobody takes DEBUG records, neither the
+	// named logger (slog.Logger.With allocates) nor the reasons are built.
+	base := opts.Logger
+	if base == nil {
+		base = slog.Default()
+	}
+	if !base.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	l := logx.Logger(base, logx.Slurm)
 	for _, r := range rejected {
 		l.Debug("ignoring the inherited Slurm value; using the local value if any", "key", r.key, "reason", r.reason())
 	}
