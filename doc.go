@@ -144,9 +144,10 @@
 //   - When the global propagator is still the default no-op, Setup installs
 //     W3C TraceContext + Baggage, the Python SDK's default propagators,
 //     unless [WithoutGlobals] is given.
-//   - Ending a span never blocks: spans beyond OTEL_BSP_MAX_QUEUE_SIZE
-//     pending export (queued, batched or being exported) are dropped and
-//     counted ([Handle.DroppedSpans]).
+//   - Ending a span never blocks: spans beyond OTEL_BSP_MAX_QUEUE_SIZE −
+//     min(64, OTEL_BSP_MAX_QUEUE_SIZE/4) pending export (queued, batched or
+//     being exported; the free slots are for ForceFlush markers) are dropped
+//     and counted ([Handle.DroppedSpans]).
 //   - [Handle.Shutdown] without a deadline is bounded by
 //     [DefaultShutdownTimeout].
 //   - The console exporter writes compact JSON lines (the Go stdout

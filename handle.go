@@ -128,8 +128,10 @@ func (h *Handle) Logger() *slog.Logger {
 }
 
 // DroppedSpans returns the number of ended, sampled spans that were dropped
-// because the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE spans pending
-// export, default 2048) — for example while the collector is unreachable.
+// because the export queue was full — for example while the collector is
+// unreachable. The queue holds OTEL_BSP_MAX_QUEUE_SIZE spans (default 2048),
+// of which min(64, size/4) are kept free for ForceFlush markers: spans are
+// dropped once size − min(64, size/4) are pending export (1984 by default).
 func (h *Handle) DroppedSpans() int64 {
 	if h == nil || h.spans == nil {
 		return 0

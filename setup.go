@@ -66,10 +66,20 @@ const (
 	ProtocolHTTPProtobuf = "http/protobuf"
 )
 
-// queueSlack keeps the batch processor's own queue larger than the gate's
-// limit, so a ForceFlush marker never makes it drop a span behind the
-// gate's back.
+// queueSlack is how many slots of the batch processor's queue
+// (OTEL_BSP_MAX_QUEUE_SIZE, as in the plain SDK) the drop gate keeps free
+// for ForceFlush markers, so that the batch processor itself never has to
+// drop a span behind the gate's back: the gate drops, and counts, a span
+// once size − slack spans are pending (2048 − 64 = 1984 by default). Keeping
+// the queue at the SDK's size, instead of enlarging it, keeps its buffer
+// under the runtime's 32 KiB large-object threshold. Queues of fewer than 256
+// slots keep a quarter free.
 const queueSlack = 64
+
+// gateLimit is the number of pending spans above which the gate drops.
+func gateLimit(queueSize int) int64 {
+	return int64(queueSize - min(queueSlack, queueSize/4))
+}
 
 // setups is the one-enabled-setup-per-process guard (SPEC §6.1): the number
 // of enabled Handles not yet shut down. Like the global providers it
@@ -282,10 +292,10 @@ func build(ctx context.Context, cfg Config, o *options, s *settings) (_ *Handle,
 				return nil, fmt.Errorf("lens: span exporter: %w", err)
 			}
 		}
-		p := &spanPipeline{q: spanQueue{limit: int64(s.spanQueueSize)}}
+		p := &spanPipeline{q: spanQueue{limit: gateLimit(s.spanQueueSize)}}
 		p.exp.next, p.exp.res, p.exp.q = exp, res, &p.q
 		bsp := sdktrace.NewBatchSpanProcessor(&p.exp,
-			sdktrace.WithMaxQueueSize(s.spanQueueSize+queueSlack),
+			sdktrace.WithMaxQueueSize(s.spanQueueSize),
 			sdktrace.WithMaxExportBatchSize(s.spanBatchSize))
 		p.gate.next, p.gate.q = bsp, &p.q
 		h.spans = p
