@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -57,30 +56,9 @@ func run(dir, label string) error {
 		rec.JobUUID, rec.RunUUID, rec.RunUUIDOK = r.jobUUID, r.runUUID, r.runUUIDOK
 	}()
 
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	name := filepath.Join(dir, slurm.RecordFileName(label, os.LookupEnv))
-	// Write then rename, so readers never see a partial file.
-	tmp, err := os.CreateTemp(dir, ".probe-*.tmp")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		os.Remove(tmp.Name())
+	base := slurm.RecordFileName(label, os.LookupEnv)
+	name := filepath.Join(dir, base)
+	if err := slurm.WriteJSON(dir, base, rec); err != nil {
 		return err
 	}
 	if rec.Error != "" {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -44,7 +43,7 @@ func runWorker(ctx context.Context, o *options, rec *worker.Record) error {
 	}
 	rec.RunID = h.Config().RunID
 	rec.Exporting = h.IsExporting()
-	rec.Resource = encode(h.Attributes())
+	rec.Resource = slurm.EncodeAttrs(h.Attributes())
 
 	parent := propagation.TraceContext{}.Extract(ctx, envCarrier{})
 	if p := trace.SpanContextFromContext(parent); p.IsValid() {
@@ -106,38 +105,6 @@ type envCarrier struct{}
 func (envCarrier) Get(key string) string { return os.Getenv(strings.ToUpper(key)) }
 func (envCarrier) Set(string, string)    {}
 func (envCarrier) Keys() []string        { return []string{"traceparent", "tracestate"} }
-
-// encode turns an attribute map into ordered, typed JSON entries.
-func encode(m *attr.Map) []slurm.Attr {
-	out := []slurm.Attr{}
-	for k, v := range m.All() {
-		a := slurm.Attr{Key: k}
-		var raw []byte
-		var err error
-		switch v.Kind() {
-		case attr.KindString:
-			a.Kind = "string"
-			raw, err = json.Marshal(v.AsString())
-		case attr.KindBool:
-			a.Kind = "bool"
-			raw, err = json.Marshal(v.AsBool())
-		case attr.KindInt64:
-			a.Kind = "int64"
-			raw = strconv.AppendInt(nil, v.AsInt64(), 10)
-		case attr.KindFloat64:
-			a.Kind = "float64"
-			raw, err = json.Marshal(v.AsFloat64())
-		default:
-			a.Kind = v.Kind().String()
-		}
-		if raw == nil || err != nil {
-			raw = []byte("null")
-		}
-		a.Value = raw
-		out = append(out, a)
-	}
-	return out
-}
 
 func writeStdout(rec *worker.Record) error {
 	enc := json.NewEncoder(os.Stdout)

@@ -2,11 +2,7 @@ package slurm
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -109,23 +105,5 @@ func RecordFileName(label string, lookup func(string) (string, bool)) string {
 
 // ReadRecords reads dir/<label>.*.json, sorted by file name.
 func ReadRecords(dir, label string) ([]Record, error) {
-	files, err := filepath.Glob(filepath.Join(dir, unsafeName.ReplaceAllString(label, "_")+".*.json"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(files)
-	out := make([]Record, 0, len(files))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		var r Record
-		if err := json.Unmarshal(data, &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		r.File = f
-		out = append(out, r)
-	}
-	return out, nil
+	return ReadJSON(dir, label, func(r *Record, file string) { r.File = file })
 }

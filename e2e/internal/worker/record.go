@@ -11,12 +11,7 @@
 package worker
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 
 	"github.com/nemolens/lens-go/e2e/internal/slurm"
@@ -97,48 +92,10 @@ func FileName(label string, pid int) string {
 // Write stores r in dir under FileName(r.Label, r.PID), atomically (write,
 // then rename), so readers never see a partial file.
 func Write(dir string, r *Record) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".worker-*.tmp")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, FileName(r.Label, r.PID)))
+	return slurm.WriteJSON(dir, FileName(r.Label, r.PID), r)
 }
 
 // Read returns the records dir/<label>.*.json, sorted by file name.
 func Read(dir, label string) ([]Record, error) {
-	files, err := filepath.Glob(filepath.Join(dir, unsafeName.ReplaceAllString(label, "_")+".*.json"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(files)
-	out := make([]Record, 0, len(files))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		var r Record
-		if err := json.Unmarshal(data, &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		r.File = f
-		out = append(out, r)
-	}
-	return out, nil
+	return slurm.ReadJSON(dir, label, func(r *Record, file string) { r.File = file })
 }
