@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 )
@@ -168,22 +167,11 @@ func (j *Jaeger) TraceOTLP(ctx context.Context, traceID string) (*OTLPTraces, er
 	u := j.QueryURL() + "/api/v3/traces/" + url.PathEscape(id)
 	var out *OTLPTraces
 	err := j.poll(ctx, "OTLP trace "+id, func(ctx context.Context) (bool, string, error) {
-		status, body, err := j.get(ctx, u)
-		if err != nil {
-			return false, "", err
-		}
-		switch status {
-		case http.StatusNotFound:
-			return false, "404 not found", nil
-		case http.StatusOK:
-		default:
-			return false, "", fmt.Errorf("GET %s: HTTP %d: %s", u, status, snippet(body))
-		}
 		var r struct {
 			Result *OTLPTraces `json:"result"`
 		}
-		if err := json.Unmarshal(body, &r); err != nil {
-			return false, "", fmt.Errorf("GET %s: decoding: %w: %s", u, err, snippet(body))
+		if found, why, err := j.getFound(ctx, u, &r); !found {
+			return false, why, err
 		}
 		if r.Result == nil || len(r.Result.ResourceSpans) == 0 {
 			return false, "empty result", nil

@@ -308,20 +308,9 @@ func (j *Jaeger) WaitSpans(ctx context.Context, traceID string, n int) (*Trace, 
 	u := j.QueryURL() + "/api/traces/" + url.PathEscape(id)
 	var found *Trace
 	err := j.poll(ctx, fmt.Sprintf("trace %s with %d span(s)", id, n), func(ctx context.Context) (bool, string, error) {
-		status, body, err := j.get(ctx, u)
-		if err != nil {
-			return false, "", err
-		}
-		switch status {
-		case http.StatusNotFound:
-			return false, "404 not found", nil
-		case http.StatusOK:
-		default:
-			return false, "", fmt.Errorf("GET %s: HTTP %d: %s", u, status, snippet(body))
-		}
 		var r v1Response
-		if err := json.Unmarshal(body, &r); err != nil {
-			return false, "", fmt.Errorf("GET %s: decoding: %w: %s", u, err, snippet(body))
+		if found, why, err := j.getFound(ctx, u, &r); !found {
+			return false, why, err
 		}
 		if err := r.err(); err != nil {
 			return false, "", fmt.Errorf("GET %s: %w", u, err)
@@ -442,4 +431,25 @@ func (j *Jaeger) poll(ctx context.Context, what string, try func(context.Context
 		case <-ticker.C:
 		}
 	}
+}
+
+// getFound GETs u and decodes a 200 answer's JSON into v. A 404 is "not
+// there yet" (found false, with a reason for the poll's message), any other
+// status or undecodable body an error.
+func (j *Jaeger) getFound(ctx context.Context, u string, v any) (found bool, why string, err error) {
+	status, body, err := j.get(ctx, u)
+	if err != nil {
+		return false, "", err
+	}
+	switch status {
+	case http.StatusNotFound:
+		return false, "404 not found", nil
+	case http.StatusOK:
+	default:
+		return false, "", fmt.Errorf("GET %s: HTTP %d: %s", u, status, snippet(body))
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return false, "", fmt.Errorf("GET %s: decoding: %w: %s", u, err, snippet(body))
+	}
+	return true, "", nil
 }
