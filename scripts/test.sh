@@ -4,14 +4,14 @@
 #   detector, bounded fuzzing, then the end-to-end tests against a real Slurm
 #   (installed from Debian's packages and started on localhost) and a real
 #   Jaeger v2 (built from Go modules in tools/jaeger).
-# Environment: FUZZTIME (default 60000x, executions per fuzz target: Go 1.26's
+# Environment: FUZZTIME (default 200000x, executions per fuzz target: Go 1.26's
 # duration-based -fuzztime can end with a spurious "context deadline exceeded",
 # golang/go#75804), SKIP_E2E=1 to stop after the unit tests (refused when CI=true).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 export GOFLAGS=${GOFLAGS:-}
-fuzztime=${FUZZTIME:-60000x}
+fuzztime=${FUZZTIME:-200000x}
 step() { printf '\n==> %s\n' "$*"; }
 
 if ! command -v go >/dev/null; then
