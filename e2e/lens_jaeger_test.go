@@ -43,15 +43,12 @@ import (
 
 // bins builds the worker and the lens CLI once per test binary, into the
 // harness's temp dir (removed by TestMain).
-var bins struct {
-	workerOnce sync.Once
-	worker     string
-	workerErr  error
-
-	lensOnce sync.Once
-	lens     string
-	lensErr  error
-}
+// builds holds one sync.OnceValues per helper binary, so that each is built
+// once per test binary, whichever test asks first.
+var builds = struct {
+	mu sync.Mutex
+	m  map[string]func() (string, error)
+}{m: map[string]func() (string, error){}}
 
 // raceEnabled reports whether this test binary was built with -race; the
 // helper binaries are then built with -race too, so a data race in lens-go
@@ -89,35 +86,39 @@ func goBuild(dir, out, pkg string) error {
 	return nil
 }
 
+// builtBinary builds package pkg of the module in dir once, into
+// <temp dir>/bin/name, and returns its path.
+func builtBinary(t *testing.T, name, dir, pkg string) string {
+	t.Helper()
+	builds.mu.Lock()
+	build, ok := builds.m[name]
+	if !ok {
+		build = sync.OnceValues(func() (string, error) {
+			start := time.Now()
+			out := filepath.Join(h.root, "bin", name)
+			err := goBuild(dir, out, pkg)
+			h.timing("%s build (race %v): %v", name, raceEnabled(), time.Since(start).Round(time.Millisecond))
+			return out, err
+		})
+		builds.m[name] = build
+	}
+	builds.mu.Unlock()
+	path, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // workerBinary builds e2e/cmd/worker once.
 func workerBinary(t *testing.T) string {
-	t.Helper()
-	bins.workerOnce.Do(func() {
-		start := time.Now()
-		bins.worker = filepath.Join(h.root, "bin", "worker")
-		bins.workerErr = goBuild(moduleDir(), bins.worker, "./cmd/worker")
-		h.timing("worker build (race %v): %v", raceEnabled(), time.Since(start).Round(time.Millisecond))
-	})
-	if bins.workerErr != nil {
-		t.Fatal(bins.workerErr)
-	}
-	return bins.worker
+	return builtBinary(t, "worker", moduleDir(), "./cmd/worker")
 }
 
 // lensBinary builds the lens CLI (github.com/nemolens/lens-go/cmd/lens) once,
 // in the root module, whose go.mod is the CLI's own.
 func lensBinary(t *testing.T) string {
-	t.Helper()
-	bins.lensOnce.Do(func() {
-		start := time.Now()
-		bins.lens = filepath.Join(h.root, "bin", "lens")
-		bins.lensErr = goBuild(repoRoot(), bins.lens, "./cmd/lens")
-		h.timing("lens CLI build (race %v): %v", raceEnabled(), time.Since(start).Round(time.Millisecond))
-	})
-	if bins.lensErr != nil {
-		t.Fatal(bins.lensErr)
-	}
-	return bins.lens
+	return builtBinary(t, "lens", repoRoot(), "./cmd/lens")
 }
 
 // repoRoot is the root module's directory, the parent of the e2e module's.

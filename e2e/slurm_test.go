@@ -38,15 +38,11 @@ import (
 // ---------------------------------------------------------------- harness
 
 type harness struct {
-	root string // temp dir: state/, probe, out/
+	root string // temp dir: state/, bin/, out/
 
 	startOnce sync.Once
 	cluster   *slurm.Cluster
 	startErr  error
-
-	buildOnce sync.Once
-	probe     string
-	buildErr  error
 
 	mu      sync.Mutex // serialises restarts
 	timings []string
@@ -167,20 +163,7 @@ func needCluster(t *testing.T, nodes int) *slurm.Cluster {
 
 // probeBinary builds cmd/probe once into the temp dir.
 func probeBinary(t *testing.T) string {
-	t.Helper()
-	h.buildOnce.Do(func() {
-		start := time.Now()
-		h.probe = filepath.Join(h.root, "probe")
-		if err := goBuild(moduleDir(), h.probe, "./cmd/probe"); err != nil {
-			h.buildErr = err
-			return
-		}
-		h.timing("probe build: %v", time.Since(start).Round(time.Millisecond))
-	})
-	if h.buildErr != nil {
-		t.Fatal(h.buildErr)
-	}
-	return h.probe
+	return builtBinary(t, "probe", moduleDir(), "./cmd/probe")
 }
 
 // moduleDir is the e2e module's directory (where this file lives), so the
