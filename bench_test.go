@@ -9,7 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	lens "github.com/nemolens/lens-go"
-	"github.com/nemolens/lens-go/resources"
+	"github.com/nemolens/lens-go/detect"
 )
 
 // benchCarrier is a typical launcher carrier.
@@ -84,7 +84,7 @@ func BenchmarkSetupShutdown(b *testing.B) {
 			h, err := lens.Setup(ctx, cfg,
 				lens.WithSpanExporter(discardExporter{}),
 				lens.WithMetricReader(metric.NewManualReader()),
-				lens.WithDetectOptions(resources.Options{KubernetesSecretsPath: "/nonexistent"}),
+				lens.WithDetectOptions(detect.WithKubernetesSecretsPath("/nonexistent")),
 				lens.WithoutGlobals())
 			if err != nil {
 				b.Fatal(err)
@@ -123,7 +123,7 @@ func BenchmarkSetupShutdownSameResource(b *testing.B) {
 	benchEnv(b)
 	ctx := context.Background()
 	cfg := lens.Config{RunID: "exp-1"}
-	res, err := lens.NewResource(ctx, cfg, lens.WithDetectOptions(resources.Options{KubernetesSecretsPath: "/nonexistent"}))
+	res, err := lens.NewResource(ctx, cfg, lens.WithDetectOptions(detect.WithKubernetesSecretsPath("/nonexistent")))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func BenchmarkResource(b *testing.B) {
 	ctx := context.Background()
 	b.Run("lens", func(b *testing.B) {
 		cfg := lens.Config{RunID: "exp-1"}
-		opt := lens.WithDetectOptions(resources.Options{KubernetesSecretsPath: "/nonexistent"})
+		opt := lens.WithDetectOptions(detect.WithKubernetesSecretsPath("/nonexistent"))
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := lens.NewResource(ctx, cfg, opt); err != nil {
@@ -184,10 +184,10 @@ func BenchmarkSpan(b *testing.B) {
 	b.Run("lens", func(b *testing.B) {
 		cfg := lens.DefaultConfig()
 		cfg.Enabled = true
-		cfg.MetricsEnabled = false
+		cfg.MetricsDisabled = true
 		cfg.RunID = "exp-1"
 		h, err := lens.Setup(ctx, cfg, lens.WithSpanExporter(discardExporter{}),
-			lens.WithDetectOptions(resources.Options{KubernetesSecretsPath: "/nonexistent"}),
+			lens.WithDetectOptions(detect.WithKubernetesSecretsPath("/nonexistent")),
 			lens.WithoutGlobals(), lens.WithAllowReinit())
 		if err != nil {
 			b.Fatal(err)

@@ -28,12 +28,13 @@ const (
 // Config is the telemetry configuration (SPEC §7), the Go form of the
 // reference's TelemetryConfig.
 //
-// The zero Config is valid and means "telemetry disabled": [Setup] then
-// returns no-op providers. Empty string fields mean their defaults wherever
-// they are used: ServiceName "" is [DefaultServiceName] ("nemo"), Exporter ""
-// is [ExporterOTLP], SpanGroups "" is [DefaultSpanGroups]. The booleans cannot
-// tell "unset" from false, so start from [DefaultConfig] (traces and metrics
-// on) or [FromEnv] when enabling telemetry by hand.
+// The zero Config is the reference's defaults (SPEC §7) and means "telemetry
+// disabled": [Setup] then returns no-op providers. Every zero field means
+// its default: ServiceName "" is [DefaultServiceName] ("nemo"), Exporter ""
+// is [ExporterOTLP], SpanGroups "" is [DefaultSpanGroups], and the signal
+// switches are named so that false is the default (traces and metrics on,
+// logs off). Config{Enabled: true} therefore exports traces and metrics over
+// OTLP, exactly as the defaults say.
 type Config struct {
 	// Enabled switches telemetry on. A disabled Setup installs nothing and
 	// costs next to nothing. Default false.
@@ -41,10 +42,14 @@ type Config struct {
 	// ServiceName is the service.name resource attribute. "" means "nemo".
 	// [FromEnv] fills it from OTEL_SERVICE_NAME (trimmed).
 	ServiceName string
-	// TracesEnabled builds a tracer provider. Default true.
-	TracesEnabled bool
-	// MetricsEnabled builds a meter provider. Default true.
-	MetricsEnabled bool
+	// TracesDisabled keeps Setup from building a tracer provider (the
+	// reference's traces_enabled=false; <prefix>_TRACES_ENABLED=false).
+	// Default false: traces are on.
+	TracesDisabled bool
+	// MetricsDisabled keeps Setup from building a meter provider (the
+	// reference's metrics_enabled=false; <prefix>_METRICS_ENABLED=false).
+	// Default false: metrics are on.
+	MetricsDisabled bool
 	// LogsEnabled builds a logger provider (and the log/slog bridge of
 	// [Handle.Logger]). Default false.
 	LogsEnabled bool
@@ -67,18 +72,11 @@ type Config struct {
 	WandbProject string
 }
 
-// DefaultConfig returns the reference's defaults (SPEC §7): disabled,
-// service name "nemo", traces and metrics on, logs off, span groups
-// "default", exporter "otlp", everything else empty.
-func DefaultConfig() Config {
-	return Config{
-		ServiceName:    DefaultServiceName,
-		TracesEnabled:  true,
-		MetricsEnabled: true,
-		SpanGroups:     DefaultSpanGroups,
-		Exporter:       ExporterOTLP,
-	}
-}
+// DefaultConfig returns the reference's defaults (SPEC §7) with every
+// default spelled out: disabled, service name "nemo", traces and metrics on,
+// logs off, span groups "default", exporter "otlp", everything else empty.
+// It behaves exactly as the zero Config.
+func DefaultConfig() Config { return Config{}.withDefaults() }
 
 // withDefaults returns c with its empty string fields replaced by their
 // defaults (the run id stays as it is).
@@ -122,20 +120,17 @@ func (e *ConfigError) Error() string {
 // Unwrap returns the reason.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// FromEnv builds a Config from the process environment; see [ConfigFromEnv].
-func FromEnv(prefix, fallbackPrefix string) (Config, error) {
-	return ConfigFromEnv(nil, prefix, fallbackPrefix)
-}
-
-// ConfigFromEnv builds a Config from env (nil: the process environment), as
-// the reference's TelemetryConfig.from_env does (SPEC §7).
+// FromEnv builds a Config from the environment (the process environment, or
+// the one of [WithEnv]), as the reference's TelemetryConfig.from_env does
+// (SPEC §7).
 //
 // For each key K of ENABLED, TRACES_ENABLED, METRICS_ENABLED, LOGS_ENABLED,
 // SPAN_GROUPS, EXPORTER, RUN_ID and USER_ID (→ User) it reads <prefix>_K,
 // trimmed with the Python whitespace set ([carrier.TrimSpace]); when that is
-// empty (or absent) it reads <fallbackPrefix>_K the same way (when
-// fallbackPrefix is not ""); when that is empty too the field keeps its
-// [DefaultConfig] value. prefix "" means [DefaultPrefix] ("NEMO_LENS").
+// empty (or absent) it reads <fallback prefix>_K the same way (when
+// [WithFallbackPrefix] is given); when that is empty too the field keeps
+// its default. The prefix is [DefaultPrefix] ("NEMO_LENS") unless
+// [WithPrefix] says otherwise.
 //
 // Booleans accept 1/0, true/false, yes/no and on/off in any case; any other
 // non-empty value is an error. The exporter name is not validated here (an
@@ -143,19 +138,25 @@ func FromEnv(prefix, fallbackPrefix string) (Config, error) {
 //
 // Unprefixed: OTEL_SERVICE_NAME (trimmed; empty means "nemo") → ServiceName,
 // WANDB_ENTITY and WANDB_PROJECT (not trimmed) → WandbEntity, WandbProject.
+// The standard OpenTelemetry switches (OTEL_SDK_DISABLED,
+// OTEL_<SIGNAL>_EXPORTER) are not read here but by [Setup], so that they
+// also apply to a Config built in code.
 //
 // On invalid values the returned error joins one [*ConfigError] per bad
 // variable (errors.As finds the first; errors.Is(err, ErrInvalidBool) works)
 // and the Config holds the defaults for those fields and the read values for
 // the others.
-func ConfigFromEnv(env carrier.Lookuper, prefix, fallbackPrefix string) (Config, error) {
-	if env == nil {
-		env = carrier.OSEnv{}
-	}
+//
+// Options used: WithEnv, WithPrefix, WithFallbackPrefix.
+func FromEnv(opts ...Option) (Config, error) {
+	o := newOptions(opts)
+	env := o.env
+	prefix := o.prefix
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	cfg := DefaultConfig()
+	fallbackPrefix := o.fallbackPrefix
+	var cfg Config
 	var errs []error
 
 	get := func(key string) (name, raw, value string) {
@@ -169,7 +170,7 @@ func ConfigFromEnv(env carrier.Lookuper, prefix, fallbackPrefix string) (Config,
 		}
 		return name, raw, value
 	}
-	boolean := func(key string, dst *bool) {
+	boolean := func(key string, dst *bool, invert bool) {
 		name, raw, value := get(key)
 		if value == "" {
 			return
@@ -179,7 +180,7 @@ func ConfigFromEnv(env carrier.Lookuper, prefix, fallbackPrefix string) (Config,
 			errs = append(errs, &ConfigError{Var: name, Value: raw, Err: ErrInvalidBool})
 			return
 		}
-		*dst = b
+		*dst = b != invert
 	}
 	text := func(key string, dst *string) {
 		if _, _, value := get(key); value != "" {
@@ -187,10 +188,10 @@ func ConfigFromEnv(env carrier.Lookuper, prefix, fallbackPrefix string) (Config,
 		}
 	}
 
-	boolean("ENABLED", &cfg.Enabled)
-	boolean("TRACES_ENABLED", &cfg.TracesEnabled)
-	boolean("METRICS_ENABLED", &cfg.MetricsEnabled)
-	boolean("LOGS_ENABLED", &cfg.LogsEnabled)
+	boolean("ENABLED", &cfg.Enabled, false)
+	boolean("TRACES_ENABLED", &cfg.TracesDisabled, true)
+	boolean("METRICS_ENABLED", &cfg.MetricsDisabled, true)
+	boolean("LOGS_ENABLED", &cfg.LogsEnabled, false)
 	text("SPAN_GROUPS", &cfg.SpanGroups)
 	text("EXPORTER", &cfg.Exporter)
 	text("RUN_ID", &cfg.RunID)
@@ -201,7 +202,7 @@ func ConfigFromEnv(env carrier.Lookuper, prefix, fallbackPrefix string) (Config,
 	}
 	cfg.WandbEntity, _ = env.LookupEnv("WANDB_ENTITY")
 	cfg.WandbProject, _ = env.LookupEnv("WANDB_PROJECT")
-	return cfg, errors.Join(errs...)
+	return cfg.withDefaults(), errors.Join(errs...)
 }
 
 // parseBool accepts the reference's boolean spellings in any case.

@@ -5,102 +5,104 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nemolens/lens-go/environ"
+
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/carrier"
 )
 
 type fromEnvCase struct {
 	name             string
-	env              carrier.MapEnv
+	env              environ.Map
 	prefix, fallback string
 	want             func(*lens.Config) // applied to DefaultConfig()
 	errVars          []string           // variables named by ConfigErrors, in order
 }
 
 var fromEnvCases = []fromEnvCase{
-	{name: "empty-environment-gives-defaults", env: carrier.MapEnv{}},
+	{name: "empty-environment-gives-defaults", env: environ.Map{}},
 	{
 		name: "all-keys",
-		env: carrier.MapEnv{
+		env: environ.Map{
 			"NEMO_LENS_ENABLED": "true", "NEMO_LENS_TRACES_ENABLED": "0", "NEMO_LENS_METRICS_ENABLED": "off",
 			"NEMO_LENS_LOGS_ENABLED": "YES", "NEMO_LENS_SPAN_GROUPS": "default,nccl", "NEMO_LENS_EXPORTER": "console",
 			"NEMO_LENS_RUN_ID": "exp-1", "NEMO_LENS_USER_ID": "alice",
 			"OTEL_SERVICE_NAME": "trainer", "WANDB_ENTITY": "team", "WANDB_PROJECT": "proj",
 		},
 		want: func(c *lens.Config) {
-			*c = lens.Config{Enabled: true, LogsEnabled: true, SpanGroups: "default,nccl", Exporter: "console",
+			*c = lens.Config{Enabled: true, TracesDisabled: true, MetricsDisabled: true, LogsEnabled: true, SpanGroups: "default,nccl", Exporter: "console",
 				RunID: "exp-1", User: "alice", ServiceName: "trainer", WandbEntity: "team", WandbProject: "proj"}
 		},
 	},
 	{
 		name: "values-are-trimmed-with-the-python-set",
-		env: carrier.MapEnv{"NEMO_LENS_ENABLED": " \x1fOn\u00a0", "NEMO_LENS_RUN_ID": "\t r1 \n",
+		env: environ.Map{"NEMO_LENS_ENABLED": " \x1fOn\u00a0", "NEMO_LENS_RUN_ID": "\t r1 \n",
 			"NEMO_LENS_EXPORTER": " otlp ", "OTEL_SERVICE_NAME": "\u3000svc\x1c"},
 		want: func(c *lens.Config) { c.Enabled = true; c.RunID = "r1"; c.ServiceName = "svc" },
 	},
 	{
 		name: "wandb-not-trimmed",
-		env:  carrier.MapEnv{"WANDB_ENTITY": " team ", "WANDB_PROJECT": ""},
+		env:  environ.Map{"WANDB_ENTITY": " team ", "WANDB_PROJECT": ""},
 		want: func(c *lens.Config) { c.WandbEntity = " team " },
 	},
 	{
 		name: "blank-service-name-means-nemo",
-		env:  carrier.MapEnv{"OTEL_SERVICE_NAME": "  "},
+		env:  environ.Map{"OTEL_SERVICE_NAME": "  "},
 	},
 	{
 		name:   "custom-prefix",
-		env:    carrier.MapEnv{"MY_ENABLED": "1", "NEMO_LENS_RUN_ID": "ignored", "MY_RUN_ID": "mine"},
+		env:    environ.Map{"MY_ENABLED": "1", "NEMO_LENS_RUN_ID": "ignored", "MY_RUN_ID": "mine"},
 		prefix: "MY",
 		want:   func(c *lens.Config) { c.Enabled = true; c.RunID = "mine" },
 	},
 	{
 		name:     "fallback-prefix-when-empty-or-absent",
-		env:      carrier.MapEnv{"APP_ENABLED": " ", "LEGACY_ENABLED": "true", "LEGACY_RUN_ID": "old", "APP_USER_ID": "u", "LEGACY_USER_ID": "legacy-u"},
+		env:      environ.Map{"APP_ENABLED": " ", "LEGACY_ENABLED": "true", "LEGACY_RUN_ID": "old", "APP_USER_ID": "u", "LEGACY_USER_ID": "legacy-u"},
 		prefix:   "APP",
 		fallback: "LEGACY",
 		want:     func(c *lens.Config) { c.Enabled = true; c.RunID = "old"; c.User = "u" },
 	},
 	{
 		name:     "primary-false-is-not-empty",
-		env:      carrier.MapEnv{"NEMO_LENS_TRACES_ENABLED": "false", "LEGACY_TRACES_ENABLED": "true"},
+		env:      environ.Map{"NEMO_LENS_TRACES_ENABLED": "false", "LEGACY_TRACES_ENABLED": "true"},
 		fallback: "LEGACY",
-		want:     func(c *lens.Config) { c.TracesEnabled = false },
+		want:     func(c *lens.Config) { c.TracesDisabled = true },
 	},
 	{
 		name: "boolean-spellings",
-		env: carrier.MapEnv{"NEMO_LENS_ENABLED": "TrUe", "NEMO_LENS_TRACES_ENABLED": "No",
+		env: environ.Map{"NEMO_LENS_ENABLED": "TrUe", "NEMO_LENS_TRACES_ENABLED": "No",
 			"NEMO_LENS_METRICS_ENABLED": "ON", "NEMO_LENS_LOGS_ENABLED": "1"},
-		want: func(c *lens.Config) { c.Enabled = true; c.TracesEnabled = false; c.LogsEnabled = true },
+		want: func(c *lens.Config) { c.Enabled = true; c.TracesDisabled = true; c.LogsEnabled = true },
 	},
 	{
 		name:    "invalid-boolean",
-		env:     carrier.MapEnv{"NEMO_LENS_ENABLED": "maybe", "NEMO_LENS_RUN_ID": "r"},
+		env:     environ.Map{"NEMO_LENS_ENABLED": "maybe", "NEMO_LENS_RUN_ID": "r"},
 		want:    func(c *lens.Config) { c.RunID = "r" },
 		errVars: []string{"NEMO_LENS_ENABLED"},
 	},
 	{
 		name:    "every-invalid-boolean-is-reported",
-		env:     carrier.MapEnv{"NEMO_LENS_ENABLED": "2", "NEMO_LENS_LOGS_ENABLED": "enabled", "NEMO_LENS_METRICS_ENABLED": "y"},
+		env:     environ.Map{"NEMO_LENS_ENABLED": "2", "NEMO_LENS_LOGS_ENABLED": "enabled", "NEMO_LENS_METRICS_ENABLED": "y"},
 		errVars: []string{"NEMO_LENS_ENABLED", "NEMO_LENS_METRICS_ENABLED", "NEMO_LENS_LOGS_ENABLED"},
 	},
 	{
 		name:     "invalid-fallback-names-the-fallback-variable",
-		env:      carrier.MapEnv{"OLD_ENABLED": "ja"},
+		env:      environ.Map{"OLD_ENABLED": "ja"},
 		fallback: "OLD",
 		errVars:  []string{"OLD_ENABLED"},
 	},
 	{
 		name: "exporter-not-validated-here",
-		env:  carrier.MapEnv{"NEMO_LENS_EXPORTER": "zipkin"},
+		env:  environ.Map{"NEMO_LENS_EXPORTER": "zipkin"},
 		want: func(c *lens.Config) { c.Exporter = "zipkin" },
 	},
 	{
 		name: "rank-variables-are-not-configuration",
-		env:  carrier.MapEnv{"RANK": "3", "WORLD_SIZE": "8"},
+		env:  environ.Map{"RANK": "3", "WORLD_SIZE": "8"},
 	},
 }
 
-func TestConfigFromEnv(t *testing.T) {
+func TestFromEnv(t *testing.T) {
 	t.Parallel()
 	for _, tc := range fromEnvCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,7 +111,7 @@ func TestConfigFromEnv(t *testing.T) {
 			if tc.want != nil {
 				tc.want(&want)
 			}
-			got, err := lens.ConfigFromEnv(tc.env, tc.prefix, tc.fallback)
+			got, err := lens.FromEnv(lens.WithEnv(tc.env), lens.WithPrefix(tc.prefix), lens.WithFallbackPrefix(tc.fallback))
 			if got != want {
 				t.Errorf("config\n got %+v\nwant %+v", got, want)
 			}
@@ -149,22 +151,22 @@ func unjoin(err error) []error {
 
 func TestDefaultConfig(t *testing.T) {
 	t.Parallel()
-	want := lens.Config{ServiceName: "nemo", TracesEnabled: true, MetricsEnabled: true, SpanGroups: "default", Exporter: "otlp"}
+	want := lens.Config{ServiceName: "nemo", SpanGroups: "default", Exporter: "otlp"}
 	if got := lens.DefaultConfig(); got != want {
 		t.Errorf("DefaultConfig() = %+v", got)
 	}
 }
 
-// FuzzConfigFromEnvBool: any value of a boolean variable either parses to
+// FuzzFromEnvBool: any value of a boolean variable either parses to
 // one of the documented spellings or gives a ConfigError naming it.
-func FuzzConfigFromEnvBool(f *testing.F) {
+func FuzzFromEnvBool(f *testing.F) {
 	for _, tc := range fromEnvCases {
 		for _, v := range tc.env {
 			f.Add(v)
 		}
 	}
 	f.Fuzz(func(t *testing.T, value string) {
-		cfg, err := lens.ConfigFromEnv(carrier.MapEnv{"X_ENABLED": value}, "X", "")
+		cfg, err := lens.FromEnv(lens.WithEnv(environ.Map{"X_ENABLED": value}), lens.WithPrefix("X"))
 		trimmed := strings.ToLower(carrier.TrimSpace(value))
 		switch trimmed {
 		case "", "0", "false", "no", "off":

@@ -86,7 +86,7 @@
 //	                                           a present-but-empty DEPLOYMENT_ENV hides ENVIRONMENT)
 //	4  caller (WithResourceAttributes)         beats 2–3
 //	5  detection (resources.Detect)            live host.name, process.pid, host.gpu.count; the 23
-//	                                           launcher-authoritative keys (semconv.InheritedKeys): valid
+//	                                           launcher-authoritative keys (lensconv.InheritedKeys): valid
 //	                                           carrier value, else local Slurm value, beat the caller;
 //	                                           Kubernetes keys from the environment
 //	6  type reconstruction (resources.Normalize)  carrier strings of known integer keys → int64

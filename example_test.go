@@ -5,33 +5,28 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/nemolens/lens-go/environ"
+
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	lens "github.com/nemolens/lens-go"
-	"github.com/nemolens/lens-go/attr"
-	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/resources"
+	"github.com/nemolens/lens-go/detect"
 )
 
 // exampleHost injects fixed host facts, so the examples do not depend on
 // the machine.
-var exampleHost = resources.Options{
-	Hostname:              func() (string, error) { return "node07", nil },
-	PID:                   1234,
-	GPUCount:              func(context.Context) (int, bool) { return 8, true },
-	KubernetesSecretsPath: "/nonexistent/lens-example",
-}
+var exampleHost = []detect.Option{detect.WithHostname(func() (string, error) { return "node07", nil }), detect.WithPID(1234), detect.WithGPUCount(func(context.Context) (int, bool) { return 8, true }), detect.WithKubernetesSecretsPath("/nonexistent/lens-example")}
 
 func ExampleResourceAttributes() {
-	env := carrier.MapEnv{
+	env := environ.Map{
 		"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=3,nv.dl.world_size=8,host.name=launcher",
 	}
 	cfg := lens.DefaultConfig()
 	cfg.RunID = "exp-1"
 	m, err := lens.ResourceAttributes(context.Background(), cfg,
-		lens.WithEnv(env), lens.WithDetectOptions(exampleHost))
+		lens.WithEnv(env), lens.WithDetectOptions(exampleHost...))
 	if err != nil {
 		panic(err)
 	}
@@ -49,17 +44,17 @@ func ExampleResourceAttributes() {
 func ExampleResourceAttributes_callerAndLauncher() {
 	// A Slurm launcher published slurm.job.id; the caller's value is only a
 	// default for the launcher-authoritative keys, but wins elsewhere.
-	env := carrier.MapEnv{
+	env := environ.Map{
 		"SLURM_JOB_ID":             "12345",
 		"OTEL_RESOURCE_ATTRIBUTES": "slurm.job.id=launch,nv.dl.role=worker",
 	}
-	caller := attr.NewMap(
-		attr.Entry{Key: "slurm.job.id", Value: attr.String("default")},
-		attr.Entry{Key: "nv.dl.role", Value: attr.String("trainer")},
-		attr.Entry{Key: "nv.dl.rank", Value: attr.Int(0)},
-	)
 	m, _ := lens.ResourceAttributes(context.Background(), lens.Config{RunID: "12345"},
-		lens.WithEnv(env), lens.WithDetectOptions(exampleHost), lens.WithResourceAttributes(caller))
+		lens.WithEnv(env), lens.WithDetectOptions(exampleHost...),
+		lens.WithResourceAttributes(
+			attribute.String("slurm.job.id", "default"),
+			attribute.String("nv.dl.role", "trainer"),
+			attribute.Int("nv.dl.rank", 0),
+		))
 	for _, key := range []string{"slurm.job.id", "nv.dl.role", "service.instance.id"} {
 		v, _ := m.Get(key)
 		fmt.Printf("%s = %v\n", key, v)
@@ -77,8 +72,8 @@ func ExampleSetup() {
 	cfg.RunID = "exp-1"
 	spans := tracetest.NewInMemoryExporter()
 	h, err := lens.Setup(ctx, cfg,
-		lens.WithEnv(carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=5"}),
-		lens.WithDetectOptions(exampleHost),
+		lens.WithEnv(environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=5"}),
+		lens.WithDetectOptions(exampleHost...),
 		lens.WithSpanExporter(spans),                       // instead of OTLP
 		lens.WithMetricReader(sdkmetric.NewManualReader()), // instead of OTLP
 	)
@@ -107,18 +102,18 @@ func ExampleSetup_disabled() {
 	// Output: false false <nil>
 }
 
-func ExampleConfigFromEnv() {
-	env := carrier.MapEnv{
+func ExampleFromEnv() {
+	env := environ.Map{
 		"NEMO_LENS_ENABLED":      "yes",
 		"NEMO_LENS_EXPORTER":     " console ",
 		"LEGACY_RUN_ID":          "run-7",
 		"OTEL_SERVICE_NAME":      "trainer",
 		"NEMO_LENS_LOGS_ENABLED": "",
 	}
-	cfg, err := lens.ConfigFromEnv(env, "", "LEGACY")
-	fmt.Println(cfg.Enabled, cfg.Exporter, cfg.RunID, cfg.ServiceName, cfg.TracesEnabled, cfg.LogsEnabled, err)
+	cfg, err := lens.FromEnv(lens.WithEnv(env), lens.WithFallbackPrefix("LEGACY"))
+	fmt.Println(cfg.Enabled, cfg.Exporter, cfg.RunID, cfg.ServiceName, !cfg.TracesDisabled, cfg.LogsEnabled, err)
 
-	_, err = lens.ConfigFromEnv(carrier.MapEnv{"NEMO_LENS_ENABLED": "maybe"}, "", "")
+	_, err = lens.FromEnv(lens.WithEnv(environ.Map{"NEMO_LENS_ENABLED": "maybe"}))
 	fmt.Println(err)
 	// Output:
 	// true console run-7 trainer true false <nil>
@@ -126,8 +121,8 @@ func ExampleConfigFromEnv() {
 }
 
 func ExampleNewRunID() {
-	fmt.Println(lens.NewRunID(carrier.MapEnv{"SLURM_JOB_ID": "12345"}))
-	fmt.Println(len(lens.NewRunID(carrier.MapEnv{})))
+	fmt.Println(lens.NewRunID(environ.Map{"SLURM_JOB_ID": "12345"}))
+	fmt.Println(len(lens.NewRunID(environ.Map{})))
 	// Output:
 	// 12345
 	// 12

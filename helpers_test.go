@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nemolens/lens-go/environ"
+
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -16,8 +18,7 @@ import (
 
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/attr"
-	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/resources"
+	"github.com/nemolens/lens-go/detect"
 )
 
 // logRecord is one captured slog record.
@@ -113,22 +114,22 @@ type live struct {
 	k8sSecrets bool
 }
 
-func detectOptions(t testing.TB, l live) resources.Options {
+func detectOptions(t testing.TB, l live) []detect.Option {
 	path := filepath.Join(t.TempDir(), "no-such-kubernetes-secrets")
 	if l.k8sSecrets {
 		path = t.TempDir()
 	}
 	gpu := l.gpu
-	return resources.Options{
-		Hostname: func() (string, error) { return l.host, nil },
-		PID:      l.pid,
-		GPUCount: func(context.Context) (int, bool) {
+	return []detect.Option{
+		detect.WithHostname(func() (string, error) { return l.host, nil }),
+		detect.WithPID(l.pid),
+		detect.WithGPUCount(func(context.Context) (int, bool) {
 			if gpu == nil {
 				return 0, false
 			}
 			return *gpu, true
-		},
-		KubernetesSecretsPath: path,
+		}),
+		detect.WithKubernetesSecretsPath(path),
 	}
 }
 
@@ -200,17 +201,15 @@ type fixture struct {
 // setupFixture runs an enabled Setup (traces and metrics) with in-memory
 // exporters, the injected env and live facts, no globals and
 // WithAllowReinit, so that fixtures run in parallel.
-func setupFixture(t testing.TB, cfg lens.Config, env carrier.MapEnv, caller *attr.Map, l live, opts ...lens.Option) *fixture {
+func setupFixture(t testing.TB, cfg lens.Config, env environ.Map, caller *attr.Map, l live, opts ...lens.Option) *fixture {
 	t.Helper()
 	logger, logs := newCapture()
 	f := &fixture{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader(), logs: logs}
 	cfg.Enabled = true
-	cfg.TracesEnabled = true
-	cfg.MetricsEnabled = true
 	all := append([]lens.Option{
 		lens.WithEnv(env),
-		lens.WithDetectOptions(detectOptions(t, l)),
-		lens.WithResourceAttributes(caller),
+		lens.WithDetectOptions(detectOptions(t, l)...),
+		lens.WithResourceAttributes(caller.KeyValues()...),
 		lens.WithSpanExporter(f.spans),
 		lens.WithMetricReader(f.reader),
 		lens.WithLogger(logger),

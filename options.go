@@ -4,74 +4,87 @@ import (
 	"io"
 	"log/slog"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/nemolens/lens-go/attr"
-	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/resources"
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
 )
 
-// Option configures [Setup], [ResourceAttributes] and [NewResource]. Options
-// that only concern providers are ignored by the resource functions.
-type Option func(*options)
+// Option configures [FromEnv], [Setup], [ResourceAttributes], [NewResource]
+// and [Detector]. Each function documents the options it uses and ignores
+// the others, so one option list can be passed to all of them.
+type Option interface {
+	apply(*options)
+}
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
 
 type options struct {
-	attrs         *attr.Map
-	spanExporter  sdktrace.SpanExporter
-	metricReader  sdkmetric.Reader
-	metricExp     sdkmetric.Exporter
-	logExporter   sdklog.Exporter
-	env           carrier.Lookuper
-	detect        resources.Options
-	logger        *slog.Logger
-	allowReinit   bool
-	consoleWriter io.Writer
-	noGlobals     bool
+	attrs          []attribute.KeyValue
+	spanExporter   sdktrace.SpanExporter
+	metricReader   sdkmetric.Reader
+	metricExp      sdkmetric.Exporter
+	logExporter    sdklog.Exporter
+	env            environ.Lookuper
+	detect         []detect.Option
+	explain        *detect.Explanation
+	logger         *slog.Logger
+	allowReinit    bool
+	consoleWriter  io.Writer
+	noGlobals      bool
+	prefix         string
+	fallbackPrefix string
 }
 
 func newOptions(opts []Option) options {
 	var o options
 	for _, opt := range opts {
 		if opt != nil {
-			opt(&o)
+			opt.apply(&o)
 		}
+	}
+	if o.env == nil {
+		o.env = environ.OS{}
 	}
 	return o
 }
 
-// environ returns the environment to read: WithEnv's, else the detection
-// options' Env, else the process environment.
-func (o *options) environ() carrier.Lookuper {
-	switch {
-	case o.env != nil:
-		return o.env
-	case o.detect.Env != nil:
-		return o.detect.Env
-	}
-	return carrier.OSEnv{}
+// detectOptions returns the options of resource detection: the caller's
+// (WithDetectOptions), with Lens's logger as the default logger, then
+// Lens's environment and explanation, which always win.
+func (o *options) detectOptions() []detect.Option {
+	d := make([]detect.Option, 0, len(o.detect)+3)
+	d = append(d, detect.WithLogger(o.logger))
+	d = append(d, o.detect...)
+	return append(d, detect.WithEnv(o.env), detect.WithExplanation(o.explain))
 }
 
 // WithResourceAttributes passes the caller's resource attributes (layer 4 of
 // the precedence, SPEC §6.3; the reference's resource_attributes=): they beat
-// the carrier and the Lens base map, and lose to detection. The map is read
-// during the call and not retained. Null values and empty keys are ignored.
-// A later WithResourceAttributes replaces an earlier one.
-func WithResourceAttributes(m *attr.Map) Option {
-	return func(o *options) { o.attrs = m }
+// the carrier and the Lens base map, and lose to detection. A repeated key
+// keeps its first position and takes its last value; attributes with an
+// empty key, and slice-valued attributes (the carrier model has no form for
+// them), are ignored. A later WithResourceAttributes adds to the earlier
+// ones. Used by Setup, ResourceAttributes, NewResource and Detector.
+func WithResourceAttributes(kvs ...attribute.KeyValue) Option {
+	return optionFunc(func(o *options) { o.attrs = append(o.attrs, kvs...) })
 }
 
 // WithSpanExporter makes Setup export spans with e instead of the exporter
-// Config.Exporter names (the reference's span_exporter=). Spans still go
+// the configuration names (the reference's span_exporter=). Spans still go
 // through Lens's non-blocking batch processor, and the resource e sees on
 // every span is exactly [Handle.Resource]. Setup's Handle shuts e down.
 func WithSpanExporter(e sdktrace.SpanExporter) Option {
-	return func(o *options) { o.spanExporter = e }
+	return optionFunc(func(o *options) { o.spanExporter = e })
 }
 
-// WithMetricReader makes Setup register r instead of the periodic reader
-// Config.Exporter implies (the reference's metric_reader=), e.g. an
+// WithMetricReader makes Setup register r instead of the periodic reader the
+// configuration implies (the reference's metric_reader=), e.g. an
 // sdkmetric.ManualReader in tests. Setup's Handle shuts r down.
 //
 // A reader passed here sees the meter provider's resource as the SDK builds
@@ -79,58 +92,68 @@ func WithSpanExporter(e sdktrace.SpanExporter) Option {
 // (SPEC §11.2). It can therefore hold extra keys that only the SDK's parser
 // produces (see the package documentation, "What leaves the process").
 func WithMetricReader(r sdkmetric.Reader) Option {
-	return func(o *options) { o.metricReader = r }
+	return optionFunc(func(o *options) { o.metricReader = r })
 }
 
 // WithMetricExporter makes Setup export metrics with e, through Lens's
 // periodic reader (OTEL_METRIC_EXPORT_INTERVAL), instead of the exporter
-// Config.Exporter names. Unlike a reader passed to [WithMetricReader], e
+// the configuration names. Unlike a reader passed to [WithMetricReader], e
 // sees exactly [Handle.Resource]. [WithMetricReader] takes precedence.
 // Setup's Handle shuts e down.
 func WithMetricExporter(e sdkmetric.Exporter) Option {
-	return func(o *options) { o.metricExp = e }
+	return optionFunc(func(o *options) { o.metricExp = e })
 }
 
-// WithLogExporter makes Setup export log records with e (through an
-// sdklog batch processor) instead of the exporter Config.Exporter names. It
-// has an effect only when Config.LogsEnabled is set. Setup's Handle shuts e
+// WithLogExporter makes Setup export log records with e (through an sdklog
+// batch processor) instead of the exporter the configuration names. It has
+// an effect only when Config.LogsEnabled is set. Setup's Handle shuts e
 // down.
 func WithLogExporter(e sdklog.Exporter) Option {
-	return func(o *options) { o.logExporter = e }
+	return optionFunc(func(o *options) { o.logExporter = e })
 }
 
-// WithEnv sets the environment Lens reads (nil: the process environment):
-// the carrier, OTEL_SERVICE_NAME, DEPLOYMENT_ENV/ENVIRONMENT, SLURM_JOB_ID for
-// the run id, detection's variables (unless [WithDetectOptions] sets its own
-// Env), OTEL_EXPORTER_OTLP[_<SIGNAL>]_PROTOCOL, OTEL_METRIC_EXPORT_INTERVAL
-// and OTEL_BSP_MAX_QUEUE_SIZE / OTEL_BSP_MAX_EXPORT_BATCH_SIZE.
+// WithEnv sets the environment Lens reads (nil: the process environment, at
+// call time): the configuration variables (FromEnv), the carrier,
+// OTEL_SERVICE_NAME, DEPLOYMENT_ENV/ENVIRONMENT, the run-id sources,
+// detection's variables (it replaces any detect.WithEnv given to
+// [WithDetectOptions]) and the OTEL_* settings Setup reads itself (see the
+// package documentation).
 //
-// The OpenTelemetry SDK and its exporters keep reading their own variables
-// (OTEL_EXPORTER_OTLP_ENDPOINT, headers, timeouts, OTEL_TRACES_SAMPLER, …)
-// from the process environment; see the package documentation.
-func WithEnv(env carrier.Lookuper) Option {
-	return func(o *options) { o.env = env }
+// The OpenTelemetry exporters keep reading their own variables
+// (OTEL_EXPORTER_OTLP_ENDPOINT, headers, timeouts, …) from the process
+// environment.
+func WithEnv(env environ.Lookuper) Option {
+	return optionFunc(func(o *options) { o.env = env })
 }
 
-// WithDetectOptions sets the options of resource detection: host name, PID,
-// GPU probe, Kubernetes secrets path, logger and Explain. Its Env is used
-// when [WithEnv] is not given; [WithEnv] overrides it. Its Logger defaults to
-// the logger of [WithLogger].
-func WithDetectOptions(d resources.Options) Option {
-	return func(o *options) { o.detect = d }
+// WithDetectOptions passes options to resource detection (package detect):
+// host name, PID, GPU probe, Kubernetes secrets path, logger. Its logger
+// defaults to the one of [WithLogger]; its environment is always the one of
+// [WithEnv].
+func WithDetectOptions(opts ...detect.Option) Option {
+	return optionFunc(func(o *options) { o.detect = append(o.detect, opts...) })
+}
+
+// WithExplanation records in e where every resource attribute came from
+// (the carrier, the configuration, the caller, detection, derivation), as
+// lens resource --explain prints it. Used by ResourceAttributes,
+// NewResource, Detector and Setup.
+func WithExplanation(e *detect.Explanation) Option {
+	return optionFunc(func(o *options) { o.explain = e })
 }
 
 // WithLogger sets the logger for Lens's own messages (the rank warning,
-// configuration warnings); nil means slog.Default() at the time of logging.
-// Messages carry a "logger" attribute with the reference's logger name.
+// configuration warnings, export failures); nil means slog.Default() at the
+// time of logging. Messages carry a "logger" attribute with the reference's
+// logger name.
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) { o.logger = l }
+	return optionFunc(func(o *options) { o.logger = l })
 }
 
 // WithAllowReinit lets an enabled Setup succeed while another enabled
 // Handle is still active (the reference's _allow_reinit, meant for tests).
 func WithAllowReinit() Option {
-	return func(o *options) { o.allowReinit = true }
+	return optionFunc(func(o *options) { o.allowReinit = true })
 }
 
 // WithConsoleWriter sets where the "console" exporter writes (default
@@ -138,13 +161,27 @@ func WithAllowReinit() Option {
 // stdout exporters do). Writes are serialised, so w need not be safe for
 // concurrent use.
 func WithConsoleWriter(w io.Writer) Option {
-	return func(o *options) { o.consoleWriter = w }
+	return optionFunc(func(o *options) { o.consoleWriter = w })
 }
 
-// WithoutGlobals keeps Setup from installing its providers as the
-// OpenTelemetry globals (otel.SetTracerProvider, otel.SetMeterProvider,
-// otel.SetLoggerProvider, otel.SetTextMapPropagator). Use the Handle's
-// accessors instead.
+// WithoutGlobals keeps Setup from installing its providers, its propagator,
+// its error handler and its internal logger as the OpenTelemetry globals
+// (otel.SetTracerProvider, otel.SetMeterProvider, otel.SetLoggerProvider,
+// otel.SetTextMapPropagator, otel.SetErrorHandler, otel.SetLogger). Use the
+// Handle's accessors instead.
 func WithoutGlobals() Option {
-	return func(o *options) { o.noGlobals = true }
+	return optionFunc(func(o *options) { o.noGlobals = true })
+}
+
+// WithPrefix sets the prefix of the configuration variables [FromEnv] reads
+// (default [DefaultPrefix], "NEMO_LENS"): <prefix>_ENABLED, <prefix>_RUN_ID, ….
+func WithPrefix(prefix string) Option {
+	return optionFunc(func(o *options) { o.prefix = prefix })
+}
+
+// WithFallbackPrefix sets a second prefix [FromEnv] tries for every
+// configuration variable that is empty or absent under the first (the
+// reference's fallback_prefix).
+func WithFallbackPrefix(prefix string) Option {
+	return optionFunc(func(o *options) { o.fallbackPrefix = prefix })
 }

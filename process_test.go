@@ -146,7 +146,7 @@ func helperLeak(t *testing.T) leakResult {
 	spans := tracetest.NewInMemoryExporter()
 	reader := sdkmetric.NewManualReader()
 	logRec := &logRecorder{}
-	h, err := lens.Setup(ctx, cfg, lens.WithDetectOptions(detectOptions(t, defaultLive)),
+	h, err := lens.Setup(ctx, cfg, lens.WithDetectOptions(detectOptions(t, defaultLive)...),
 		lens.WithSpanExporter(spans), lens.WithMetricReader(reader), lens.WithLogExporter(logRec),
 		lens.WithLogger(logger), lens.WithoutGlobals())
 	if err != nil {
@@ -175,7 +175,7 @@ func helperLeak(t *testing.T) leakResult {
 	// Metrics through Lens's periodic reader.
 	cfg.LogsEnabled = false
 	mrec := &metricRecorder{}
-	h, err = lens.Setup(ctx, cfg, lens.WithDetectOptions(detectOptions(t, defaultLive)),
+	h, err = lens.Setup(ctx, cfg, lens.WithDetectOptions(detectOptions(t, defaultLive)...),
 		lens.WithSpanExporter(tracetest.NewInMemoryExporter()), lens.WithMetricExporter(mrec),
 		lens.WithLogger(logger), lens.WithoutGlobals())
 	if err != nil {
@@ -202,7 +202,7 @@ func helperFault(t *testing.T) faultResult {
 	cfg.LogsEnabled = true
 	logger, _ := newCapture()
 	start := time.Now()
-	h, err := lens.Setup(context.Background(), cfg, lens.WithDetectOptions(detectOptions(t, defaultLive)),
+	h, err := lens.Setup(context.Background(), cfg, lens.WithDetectOptions(detectOptions(t, defaultLive)...),
 		lens.WithLogger(logger), lens.WithoutGlobals())
 	r.Setup = time.Since(start)
 	if err != nil {

@@ -8,14 +8,16 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/nemolens/lens-go/environ"
+
 	"go.opentelemetry.io/otel/sdk"
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/internal/logx"
-	"github.com/nemolens/lens-go/resources"
-	"github.com/nemolens/lens-go/semconv"
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 // ModulePath is the module whose version becomes service.version.
@@ -81,10 +83,8 @@ const (
 // when it is non-empty — the raw value, not the array form — else 12
 // lowercase hex characters from crypto/rand (the first 12 hex digits of a
 // random UUID v4, which carry no version bits, e.g. "3f9c0a1b2d4e").
-func NewRunID(env carrier.Lookuper) string {
-	if env == nil {
-		env = carrier.OSEnv{}
-	}
+func NewRunID(env environ.Lookuper) string {
+	env = environ.Or(env)
 	if id, _ := env.LookupEnv(envSlurmJobID); id != "" {
 		return id
 	}
@@ -97,7 +97,7 @@ func NewRunID(env carrier.Lookuper) string {
 // reference's nested-default semantics: a DEPLOYMENT_ENV that is present but
 // empty gives "" and ENVIRONMENT is not consulted. source is the Explain
 // source ("env <NAME>"), a constant.
-func deploymentEnvironment(env carrier.Lookuper) (value, source string) {
+func deploymentEnvironment(env environ.Lookuper) (value, source string) {
 	if v, ok := env.LookupEnv(envDeploymentEnv); ok {
 		return v, "env " + envDeploymentEnv
 	}
@@ -124,12 +124,12 @@ func deploymentEnvironment(env carrier.Lookuper) (value, source string) {
 //     (a present-but-empty DEPLOYMENT_ENV gives "" and ENVIRONMENT is not
 //     read; only a non-empty result is set).
 //  4. The caller's attributes ([WithResourceAttributes]).
-//  5. Detection ([resources.Detect]: local, then Slurm, then Kubernetes).
+//  5. Detection ([detect.All]: local, then Slurm, then Kubernetes).
 //     host.name, process.pid and host.gpu.count always describe the live
 //     process; for the 23 launcher-authoritative keys
-//     ([semconv.InheritedKeys]) a valid carrier value, else the locally
+//     ([lensconv.InheritedKeys]) a valid carrier value, else the locally
 //     derived Slurm value, beats the caller.
-//  6. Type reconstruction ([resources.Normalize]): carrier strings of known
+//  6. Type reconstruction ([detect.Normalize]): carrier strings of known
 //     integer fields become int64 ("nv.dl.rank=5" → 5).
 //  7. The derived service.instance.id "{run_id}-rank{rank}", set only when
 //     nv.dl.rank exists after layers 2–6 (0 counts), cfg.RunID is not empty
@@ -178,9 +178,9 @@ func NewResource(ctx context.Context, cfg Config, opts ...Option) (*resource.Res
 // carrier or caller telemetry.sdk.* key wins, as in the Python SDK).
 func sdkAttributes() [3]attr.Entry {
 	return [...]attr.Entry{
-		{Key: semconv.TelemetrySDKLanguage, Value: attr.String("go")},
-		{Key: semconv.TelemetrySDKName, Value: attr.String("opentelemetry")},
-		{Key: semconv.TelemetrySDKVersion, Value: attr.String(sdk.Version())},
+		{Key: lensconv.TelemetrySDKLanguage, Value: attr.String("go")},
+		{Key: lensconv.TelemetrySDKName, Value: attr.String("opentelemetry")},
+		{Key: lensconv.TelemetrySDKVersion, Value: attr.String(sdk.Version())},
 	}
 }
 
@@ -194,12 +194,12 @@ func resourceAttributes(ctx context.Context, cfg Config, o *options, base []attr
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	env := o.environ()
-	explain := o.detect.Explain
+	env := o.env
+	explain := o.explain
 	logger := o.logger
 
 	carried := carrier.Get(env)
-	m := attr.WithCapacity(len(base) + carried.Len() + o.attrs.Len() + 24)
+	m := attr.WithCapacity(len(base) + carried.Len() + len(o.attrs) + 24)
 	for _, e := range base {
 		m.Set(e.Key, e.Value)
 	}
@@ -213,53 +213,50 @@ func resourceAttributes(ctx context.Context, cfg Config, o *options, base []attr
 		set(k, v, "carrier")
 	}
 	if v, _ := env.LookupEnv(envServiceName); v != "" {
-		set(semconv.ServiceName, attr.String(v), "env "+envServiceName)
+		set(lensconv.ServiceName, attr.String(v), "env "+envServiceName)
 	}
 
 	// Layer 3: the Lens base map.
-	set(semconv.ServiceName, attr.String(cfg.ServiceName), "config ServiceName")
-	set(semconv.ServiceVersion, attr.String(Version()), "lens-go module version")
+	set(lensconv.ServiceName, attr.String(cfg.ServiceName), "config ServiceName")
+	set(lensconv.ServiceVersion, attr.String(Version()), "lens-go module version")
 	for _, f := range [...]struct{ key, value, source string }{
-		{semconv.NemoRunID, cfg.RunID, "config RunID"},
-		{semconv.NemoUserID, cfg.User, "config User"},
-		{semconv.WandbEntity, cfg.WandbEntity, "config WandbEntity"},
-		{semconv.WandbProject, cfg.WandbProject, "config WandbProject"},
+		{lensconv.NemoRunID, cfg.RunID, "config RunID"},
+		{lensconv.NemoUserID, cfg.User, "config User"},
+		{lensconv.WandbEntity, cfg.WandbEntity, "config WandbEntity"},
+		{lensconv.WandbProject, cfg.WandbProject, "config WandbProject"},
 	} {
 		if f.value != "" {
 			set(f.key, attr.String(f.value), f.source)
 		}
 	}
 	if v, src := deploymentEnvironment(env); v != "" {
-		set(semconv.DeploymentEnvironment, attr.String(v), src)
+		set(lensconv.DeploymentEnvironment, attr.String(v), src)
 	}
 
 	// Layer 4: the caller's attributes.
-	explicitID := carried.Has(semconv.ServiceInstanceID)
-	for k, v := range o.attrs.All() {
+	explicitID := carried.Has(lensconv.ServiceInstanceID)
+	for _, kv := range o.attrs {
+		k := string(kv.Key)
+		v, ok := attr.FromAttribute(kv.Value)
 		switch {
 		case k == "":
 			explain.Note(k, "caller key is empty: ignored")
-		case v.IsNull():
-			explain.Note(k, "caller value is null: ignored")
+		case !ok:
+			explain.Note(k, "caller value of type "+kv.Value.Type().String()+" has no carrier form: ignored")
 		default:
 			set(k, v, "caller")
-			if k == semconv.ServiceInstanceID {
+			if k == lensconv.ServiceInstanceID {
 				explicitID = true
 			}
 		}
 	}
 
 	// Layer 5: detection. It records its own origins.
-	dopts := o.detect
-	dopts.Env = env
-	if dopts.Logger == nil {
-		dopts.Logger = logger
-	}
-	m.Update(resources.Detect(ctx, dopts))
+	m.Update(detect.All(ctx, o.detectOptions()...))
 
 	// Layer 6: type reconstruction.
 	before := m
-	m, _ = resources.Normalize(m, logger)
+	m, _ = detect.Normalize(m, detect.WithLogger(logger))
 	if explain != nil {
 		for k, v := range m.All() {
 			if old, _ := before.Get(k); old.Kind() != v.Kind() {
@@ -269,19 +266,19 @@ func resourceAttributes(ctx context.Context, cfg Config, o *options, base []attr
 	}
 
 	// Layer 7: the rank-derived service.instance.id.
-	rank, hasRank := m.Get(semconv.NVDLRank)
+	rank, hasRank := m.Get(lensconv.NVDLRank)
 	switch {
 	case hasRank:
 		if cfg.RunID != "" && !explicitID {
 			text, _ := rank.Text()
-			set(semconv.ServiceInstanceID, attr.String(cfg.RunID+"-rank"+text),
+			set(lensconv.ServiceInstanceID, attr.String(cfg.RunID+"-rank"+text),
 				"derived ({run_id}-rank{nv.dl.rank})")
 		} else if cfg.RunID == "" && !explicitID {
-			explain.Note(semconv.ServiceInstanceID, "not derived: the run id is empty")
+			explain.Note(lensconv.ServiceInstanceID, "not derived: the run id is empty")
 		}
 	case explicitID:
 		if debugEnabled(logger) {
-			id, _ := m.Get(semconv.ServiceInstanceID)
+			id, _ := m.Get(lensconv.ServiceInstanceID)
 			logx.Logger(logger, logx.Providers).Debug(
 				"no nv.dl.rank in the resource attributes or in "+carrier.EnvVar+
 					"; using the explicit service.instance.id "+id.String(),
@@ -289,7 +286,7 @@ func resourceAttributes(ctx context.Context, cfg Config, o *options, base []attr
 		}
 	default:
 		logx.Logger(logger, logx.Providers).Warn(rankWarningFormat)
-		explain.Note(semconv.ServiceInstanceID, "not derived: no nv.dl.rank in either channel")
+		explain.Note(lensconv.ServiceInstanceID, "not derived: no nv.dl.rank in either channel")
 	}
 	return m, nil
 }

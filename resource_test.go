@@ -6,14 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nemolens/lens-go/environ"
+
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk"
 
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/internal/vectors"
-	"github.com/nemolens/lens-go/resources"
-	"github.com/nemolens/lens-go/semconv"
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/internal/testvectors"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 // TestVectorsResource runs the provisional "resource" vectors through
@@ -21,7 +24,7 @@ import (
 // reference's package version; the Go port reports its own module version
 // (lens.Version), so it is not compared (no vector lists service.version).
 func TestVectorsResource(t *testing.T) {
-	vs, err := vectors.ByOp("resource")
+	vs, err := testvectors.ByOp("resource")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +56,9 @@ func TestVectorsResource(t *testing.T) {
 			cfg.ServiceName = c.ServiceName
 			cfg.RunID = c.RunID
 			got, err := lens.ResourceAttributes(context.Background(), cfg,
-				lens.WithEnv(carrier.MapEnv(v.Env)),
-				lens.WithDetectOptions(detectOptions(t, live{host: lv.HostName, pid: lv.PID, gpu: lv.GPUProbe, k8sSecrets: lv.K8sSecrets})),
-				lens.WithResourceAttributes(v.Caller.M),
+				lens.WithEnv(environ.Map(v.Env)),
+				lens.WithDetectOptions(detectOptions(t, live{host: lv.HostName, pid: lv.PID, gpu: lv.GPUProbe, k8sSecrets: lv.K8sSecrets})...),
+				lens.WithResourceAttributes(v.Caller.M.KeyValues()...),
 				lens.WithLogger(logger))
 			if err != nil {
 				t.Fatal(err)
@@ -70,7 +73,7 @@ func TestVectorsResource(t *testing.T) {
 					t.Errorf("%s = %v, want absent", k, g)
 				}
 			}
-			if g, _ := got.Get(semconv.ServiceVersion); g.AsString() != lens.Version() {
+			if g, _ := got.Get(lensconv.ServiceVersion); g.AsString() != lens.Version() {
 				t.Errorf("service.version = %v, want %q", g, lens.Version())
 			}
 			checkRankLog(t, logs(), v.RankLog, got)
@@ -104,7 +107,7 @@ func checkRankLog(t *testing.T, recs []logRecord, want *string, got *attr.Map) {
 		if len(warn) != 0 {
 			t.Errorf("unexpected WARNING %v", warn)
 		}
-		id, _ := got.Get(semconv.ServiceInstanceID)
+		id, _ := got.Get(lensconv.ServiceInstanceID)
 		if len(debug) != 1 || !strings.Contains(debug[0].Msg, id.AsString()) {
 			t.Errorf("want one DEBUG containing %q, got %v", id.AsString(), debug)
 		}
@@ -122,7 +125,7 @@ func checkRankLog(t *testing.T, recs []logRecord, want *string, got *attr.Map) {
 type precedenceCase struct {
 	name    string
 	cfg     func(*lens.Config)
-	env     carrier.MapEnv
+	env     environ.Map
 	caller  *attr.Map
 	live    *live
 	want    *attr.Map // exact typed values
@@ -173,11 +176,11 @@ func runPrecedence(t *testing.T, cases []precedenceCase) {
 
 func withRank(m *attr.Map) *attr.Map {
 	m = m.Clone()
-	m.SetDefault(semconv.NVDLRank, attr.Int(0))
+	m.SetDefault(lensconv.NVDLRank, attr.Int(0))
 	return m
 }
 
-var rank0 = attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.Int(0)})
+var rank0 = attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.Int(0)})
 
 // TestPrecedence covers every row of SPEC §6.3 on the exported resource.
 func TestPrecedence(t *testing.T) { runPrecedence(t, precedenceCases) }
@@ -188,21 +191,21 @@ var precedenceCases = []precedenceCase{
 		name:   "1-sdk-defaults",
 		caller: rank0,
 		want: attr.NewMap(
-			attr.Entry{Key: semconv.TelemetrySDKLanguage, Value: attr.String("go")},
-			attr.Entry{Key: semconv.TelemetrySDKName, Value: attr.String("opentelemetry")},
-			attr.Entry{Key: semconv.TelemetrySDKVersion, Value: attr.String(sdk.Version())},
+			attr.Entry{Key: lensconv.TelemetrySDKLanguage, Value: attr.String("go")},
+			attr.Entry{Key: lensconv.TelemetrySDKName, Value: attr.String("opentelemetry")},
+			attr.Entry{Key: lensconv.TelemetrySDKVersion, Value: attr.String(sdk.Version())},
 		),
 	},
 	{
 		name:   "1-sdk-defaults-lose-to-carrier",
-		env:    carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "telemetry.sdk.language=python"},
+		env:    environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "telemetry.sdk.language=python"},
 		caller: rank0,
-		want:   attr.FromStrings(semconv.TelemetrySDKLanguage, "python", semconv.TelemetrySDKName, "opentelemetry"),
+		want:   attr.FromStrings(lensconv.TelemetrySDKLanguage, "python", lensconv.TelemetrySDKName, "opentelemetry"),
 	},
 	// Row 2: every carrier key, decoded by the Lens parser, strings.
 	{
 		name: "2-carrier-all-keys-lens-decoded",
-		env: carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "custom.key=a%2Cb, padded = %20x%20 ,bad=%zz%41,utf=%C3%28," +
+		env: environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "custom.key=a%2Cb, padded = %20x%20 ,bad=%zz%41,utf=%C3%28," +
 			"plus=x+y,launcher.id=abc,example.id=007,slurm.foo=bar,,dangling,"},
 		caller: rank0,
 		want: attr.FromStrings("custom.key", "a,b", "padded", " x ", "bad", "%zzA", "utf", "\uFFFD(",
@@ -211,15 +214,15 @@ var precedenceCases = []precedenceCase{
 	},
 	{
 		name:   "2-otel-service-name-loses-to-config",
-		env:    carrier.MapEnv{"OTEL_SERVICE_NAME": "from-env", "OTEL_RESOURCE_ATTRIBUTES": "service.name=from-carrier"},
+		env:    environ.Map{"OTEL_SERVICE_NAME": "from-env", "OTEL_RESOURCE_ATTRIBUTES": "service.name=from-carrier"},
 		cfg:    func(c *lens.Config) { c.ServiceName = "configured" },
 		caller: rank0,
-		want:   attr.FromStrings(semconv.ServiceName, "configured"),
+		want:   attr.FromStrings(lensconv.ServiceName, "configured"),
 	},
 	// Row 3: the Lens base map.
 	{
 		name: "3-base-map-beats-carrier",
-		env: carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "service.name=carrier-svc,service.version=9,nemo.run.id=abc123," +
+		env: environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "service.name=carrier-svc,service.version=9,nemo.run.id=abc123," +
 			"nemo.user.id=carrier-user,wandb.entity=ce,wandb.project=cp,deployment.environment=carrier-env",
 			"DEPLOYMENT_ENV": "staging", "ENVIRONMENT": "prod"},
 		cfg: func(c *lens.Config) {
@@ -229,59 +232,59 @@ var precedenceCases = []precedenceCase{
 			c.WandbProject = "proj"
 		},
 		caller: rank0,
-		want: attr.FromStrings(semconv.ServiceName, "svc", semconv.ServiceVersion, lens.Version(),
-			semconv.NemoRunID, "run1", semconv.NemoUserID, "alice", semconv.WandbEntity, "team",
-			semconv.WandbProject, "proj", semconv.DeploymentEnvironment, "staging"),
+		want: attr.FromStrings(lensconv.ServiceName, "svc", lensconv.ServiceVersion, lens.Version(),
+			lensconv.NemoRunID, "run1", lensconv.NemoUserID, "alice", lensconv.WandbEntity, "team",
+			lensconv.WandbProject, "proj", lensconv.DeploymentEnvironment, "staging"),
 	},
 	{
 		name:   "3-empty-service-name-means-nemo",
 		cfg:    func(c *lens.Config) { c.ServiceName = "" },
 		caller: rank0,
-		want:   attr.FromStrings(semconv.ServiceName, "nemo"),
+		want:   attr.FromStrings(lensconv.ServiceName, "nemo"),
 	},
 	{
 		name:   "3-empty-fields-leave-carrier-values",
-		env:    carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nemo.user.id=carrier-user,wandb.entity=ce"},
+		env:    environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nemo.user.id=carrier-user,wandb.entity=ce"},
 		caller: rank0,
-		want:   attr.FromStrings(semconv.NemoUserID, "carrier-user", semconv.WandbEntity, "ce"),
-		absent: []string{semconv.WandbProject, semconv.DeploymentEnvironment},
+		want:   attr.FromStrings(lensconv.NemoUserID, "carrier-user", lensconv.WandbEntity, "ce"),
+		absent: []string{lensconv.WandbProject, lensconv.DeploymentEnvironment},
 	},
 	{
 		name:   "3-deployment-environment-fallback",
-		env:    carrier.MapEnv{"ENVIRONMENT": "prod"},
+		env:    environ.Map{"ENVIRONMENT": "prod"},
 		caller: rank0,
-		want:   attr.FromStrings(semconv.DeploymentEnvironment, "prod"),
+		want:   attr.FromStrings(lensconv.DeploymentEnvironment, "prod"),
 	},
 	{
 		name:   "3-deployment-env-present-but-empty-hides-environment",
-		env:    carrier.MapEnv{"DEPLOYMENT_ENV": "", "ENVIRONMENT": "prod"},
+		env:    environ.Map{"DEPLOYMENT_ENV": "", "ENVIRONMENT": "prod"},
 		caller: rank0,
-		absent: []string{semconv.DeploymentEnvironment},
+		absent: []string{lensconv.DeploymentEnvironment},
 	},
 	// Row 4: the caller's attributes.
 	{
 		name: "4-caller-beats-carrier-and-base",
-		env:  carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "custom.key=carrier,nemo.run.id=carrier-run"},
+		env:  environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "custom.key=carrier,nemo.run.id=carrier-run"},
 		caller: withRank(attr.NewMap(
 			attr.Entry{Key: "custom.key", Value: attr.String("caller")},
-			attr.Entry{Key: semconv.ServiceName, Value: attr.String("caller-svc")},
-			attr.Entry{Key: semconv.NemoRunID, Value: attr.String("caller-run")},
+			attr.Entry{Key: lensconv.ServiceName, Value: attr.String("caller-svc")},
+			attr.Entry{Key: lensconv.NemoRunID, Value: attr.String("caller-run")},
 			attr.Entry{Key: "typed.float", Value: attr.Float64(0.5)},
 			attr.Entry{Key: "typed.bool", Value: attr.Bool(true)},
 		)),
 		want: attr.NewMap(
 			attr.Entry{Key: "custom.key", Value: attr.String("caller")},
-			attr.Entry{Key: semconv.ServiceName, Value: attr.String("caller-svc")},
-			attr.Entry{Key: semconv.NemoRunID, Value: attr.String("caller-run")},
+			attr.Entry{Key: lensconv.ServiceName, Value: attr.String("caller-svc")},
+			attr.Entry{Key: lensconv.NemoRunID, Value: attr.String("caller-run")},
 			attr.Entry{Key: "typed.float", Value: attr.Float64(0.5)},
 			attr.Entry{Key: "typed.bool", Value: attr.Bool(true)},
 			// The derived id still uses the config's run id.
-			attr.Entry{Key: semconv.ServiceInstanceID, Value: attr.String("run1-rank0")},
+			attr.Entry{Key: lensconv.ServiceInstanceID, Value: attr.String("run1-rank0")},
 		),
 	},
 	{
 		name: "4-caller-null-and-empty-key-ignored",
-		env:  carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "custom.key=carrier"},
+		env:  environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "custom.key=carrier"},
 		caller: withRank(attr.NewMap(
 			attr.Entry{Key: "custom.key", Value: attr.Null()},
 			attr.Entry{Key: "", Value: attr.String("x")},
@@ -290,91 +293,91 @@ var precedenceCases = []precedenceCase{
 	},
 	{
 		name:   "4-caller-slurm-key-kept-without-slurm-context",
-		caller: withRank(attr.FromStrings(semconv.SlurmJobID, "default")),
-		want:   attr.FromStrings(semconv.SlurmJobID, "default"),
+		caller: withRank(attr.FromStrings(lensconv.SlurmJobID, "default")),
+		want:   attr.FromStrings(lensconv.SlurmJobID, "default"),
 	},
 	// Row 5: detection.
 	{
 		name: "5-live-local-keys-beat-carrier-and-caller",
-		env:  carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "host.name=parent-host,process.pid=12,host.gpu.count=8", "CUDA_VISIBLE_DEVICES": "0,1"},
+		env:  environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "host.name=parent-host,process.pid=12,host.gpu.count=8", "CUDA_VISIBLE_DEVICES": "0,1"},
 		caller: withRank(attr.NewMap(
-			attr.Entry{Key: semconv.HostName, Value: attr.String("caller-host")},
-			attr.Entry{Key: semconv.ProcessPID, Value: attr.Int(1)},
+			attr.Entry{Key: lensconv.HostName, Value: attr.String("caller-host")},
+			attr.Entry{Key: lensconv.ProcessPID, Value: attr.Int(1)},
 		)),
 		want: attr.NewMap(
-			attr.Entry{Key: semconv.HostName, Value: attr.String("real-host")},
-			attr.Entry{Key: semconv.ProcessPID, Value: attr.Int(4242)},
-			attr.Entry{Key: semconv.HostGPUCount, Value: attr.Int(2)},
+			attr.Entry{Key: lensconv.HostName, Value: attr.String("real-host")},
+			attr.Entry{Key: lensconv.ProcessPID, Value: attr.Int(4242)},
+			attr.Entry{Key: lensconv.HostGPUCount, Value: attr.Int(2)},
 		),
 	},
 	{
 		name:   "5-gpu-probe",
 		caller: rank0,
 		live:   &live{host: "real-host", pid: 4242, gpu: intp(4)},
-		want:   attr.NewMap(attr.Entry{Key: semconv.HostGPUCount, Value: attr.Int(4)}),
+		want:   attr.NewMap(attr.Entry{Key: lensconv.HostGPUCount, Value: attr.Int(4)}),
 	},
 	{
 		name:   "5-carrier-slurm-beats-caller",
-		env:    carrier.MapEnv{"SLURM_JOB_ID": "12345", "OTEL_RESOURCE_ATTRIBUTES": "slurm.job.id=launch,slurm.nnodes=8"},
-		caller: withRank(attr.NewMap(attr.Entry{Key: semconv.SlurmJobID, Value: attr.String("default")}, attr.Entry{Key: semconv.SlurmNNodes, Value: attr.Int(1)})),
+		env:    environ.Map{"SLURM_JOB_ID": "12345", "OTEL_RESOURCE_ATTRIBUTES": "slurm.job.id=launch,slurm.nnodes=8"},
+		caller: withRank(attr.NewMap(attr.Entry{Key: lensconv.SlurmJobID, Value: attr.String("default")}, attr.Entry{Key: lensconv.SlurmNNodes, Value: attr.Int(1)})),
 		want: attr.NewMap(
-			attr.Entry{Key: semconv.SlurmJobID, Value: attr.String("launch")},
-			attr.Entry{Key: semconv.SlurmJobIDRaw, Value: attr.String("12345")},
-			attr.Entry{Key: semconv.SlurmNNodes, Value: attr.Int(8)},
+			attr.Entry{Key: lensconv.SlurmJobID, Value: attr.String("launch")},
+			attr.Entry{Key: lensconv.SlurmJobIDRaw, Value: attr.String("12345")},
+			attr.Entry{Key: lensconv.SlurmNNodes, Value: attr.Int(8)},
 		),
 	},
 	{
 		name:   "5-carrier-slurm-beats-caller-without-job-id",
-		env:    carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "slurm.job.id=launch,nv.dl.run.uuid=run-from-launch"},
-		caller: withRank(attr.FromStrings(semconv.SlurmJobID, "default", semconv.NVDLRunUUID, "caller-run-uuid")),
-		want:   attr.FromStrings(semconv.SlurmJobID, "launch", semconv.NVDLRunUUID, "run-from-launch"),
+		env:    environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "slurm.job.id=launch,nv.dl.run.uuid=run-from-launch"},
+		caller: withRank(attr.FromStrings(lensconv.SlurmJobID, "default", lensconv.NVDLRunUUID, "caller-run-uuid")),
+		want:   attr.FromStrings(lensconv.SlurmJobID, "launch", lensconv.NVDLRunUUID, "run-from-launch"),
 	},
 	{
 		name:   "5-local-slurm-beats-caller",
-		env:    carrier.MapEnv{"SLURM_JOB_ID": "12345", "SLURM_CLUSTER_NAME": "test-cluster"},
-		caller: withRank(attr.FromStrings(semconv.SlurmJobID, "default", semconv.NVDLJobUUID, "caller")),
-		want: attr.FromStrings(semconv.SlurmJobID, "12345",
-			semconv.NVDLJobUUID, "9d61581a-b1c5-55ff-90da-50a3f091d47a"),
+		env:    environ.Map{"SLURM_JOB_ID": "12345", "SLURM_CLUSTER_NAME": "test-cluster"},
+		caller: withRank(attr.FromStrings(lensconv.SlurmJobID, "default", lensconv.NVDLJobUUID, "caller")),
+		want: attr.FromStrings(lensconv.SlurmJobID, "12345",
+			lensconv.NVDLJobUUID, "9d61581a-b1c5-55ff-90da-50a3f091d47a"),
 	},
 	{
 		name: "5-kubernetes-beats-carrier-and-caller",
-		env: carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "k8s.pod.name=old-pod,nv.dl.rank=7",
+		env: environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "k8s.pod.name=old-pod,nv.dl.rank=7",
 			"KUBERNETES_SERVICE_HOST": "10.0.0.1", "K8S_POD_NAME": "new-pod", "K8S_NAMESPACE": "ml"},
 		caller: attr.FromStrings("k8s.namespace.name", "caller-ns"),
 		want: attr.NewMap(
 			attr.Entry{Key: "k8s.pod.name", Value: attr.String("new-pod")},
 			attr.Entry{Key: "k8s.namespace.name", Value: attr.String("ml")},
-			attr.Entry{Key: semconv.NVDLRank, Value: attr.Int(7)},
-			attr.Entry{Key: semconv.ServiceInstanceID, Value: attr.String("run1-rank7")},
+			attr.Entry{Key: lensconv.NVDLRank, Value: attr.Int(7)},
+			attr.Entry{Key: lensconv.ServiceInstanceID, Value: attr.String("run1-rank7")},
 		),
 	},
 	// Row 6 is TestServiceInstanceID. Row 7: type reconstruction.
 	{
 		name: "7-type-reconstruction",
-		env: carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=7,nv.dl.world_size=16,nv.dl.local_rank=3," +
+		env: environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=7,nv.dl.world_size=16,nv.dl.local_rank=3," +
 			"nv.gpu.index=3,nv.gpu.memory_total=85899345920,nv.dl.topology.size.tp=2," +
 			"nv.dl.training.target.train_tokens=9007199254740993,nemo.run.id=007,example.id=007,nv.dl.role=trainer"},
 		want: attr.NewMap(
-			attr.Entry{Key: semconv.NVDLRank, Value: attr.Int(7)},
-			attr.Entry{Key: semconv.NVDLWorldSize, Value: attr.Int(16)},
-			attr.Entry{Key: semconv.NVDLLocalRank, Value: attr.Int(3)},
+			attr.Entry{Key: lensconv.NVDLRank, Value: attr.Int(7)},
+			attr.Entry{Key: lensconv.NVDLWorldSize, Value: attr.Int(16)},
+			attr.Entry{Key: lensconv.NVDLLocalRank, Value: attr.Int(3)},
 			attr.Entry{Key: "nv.gpu.index", Value: attr.Int(3)},
 			attr.Entry{Key: "nv.gpu.memory_total", Value: attr.Int64(85899345920)},
-			attr.Entry{Key: semconv.NVDLTopologySizeTP, Value: attr.Int(2)},
-			attr.Entry{Key: semconv.NVDLTrainingTargetTrainTokens, Value: attr.Int64(9007199254740993)},
-			attr.Entry{Key: semconv.NemoRunID, Value: attr.String("run1")}, // the config beats the carrier (SPEC §10.2)
+			attr.Entry{Key: lensconv.NVDLTopologySizeTP, Value: attr.Int(2)},
+			attr.Entry{Key: lensconv.NVDLTrainingTargetTrainTokens, Value: attr.Int64(9007199254740993)},
+			attr.Entry{Key: lensconv.NemoRunID, Value: attr.String("run1")}, // the config beats the carrier (SPEC §10.2)
 			attr.Entry{Key: "example.id", Value: attr.String("007")},
-			attr.Entry{Key: semconv.NVDLRole, Value: attr.String("trainer")},
-			attr.Entry{Key: semconv.ServiceInstanceID, Value: attr.String("run1-rank7")},
+			attr.Entry{Key: lensconv.NVDLRole, Value: attr.String("trainer")},
+			attr.Entry{Key: lensconv.ServiceInstanceID, Value: attr.String("run1-rank7")},
 		),
 	},
 	{
 		name:   "7-caller-strings-reconstructed-too",
-		caller: attr.FromStrings(semconv.NVDLRank, " +003 ", semconv.NVDLWorldSize, "8"),
+		caller: attr.FromStrings(lensconv.NVDLRank, " +003 ", lensconv.NVDLWorldSize, "8"),
 		want: attr.NewMap(
-			attr.Entry{Key: semconv.NVDLRank, Value: attr.Int(3)},
-			attr.Entry{Key: semconv.NVDLWorldSize, Value: attr.Int(8)},
-			attr.Entry{Key: semconv.ServiceInstanceID, Value: attr.String("run1-rank3")},
+			attr.Entry{Key: lensconv.NVDLRank, Value: attr.Int(3)},
+			attr.Entry{Key: lensconv.NVDLWorldSize, Value: attr.Int(8)},
+			attr.Entry{Key: lensconv.ServiceInstanceID, Value: attr.String("run1-rank3")},
 		),
 	},
 }
@@ -383,40 +386,40 @@ var precedenceCases = []precedenceCase{
 // resource, run id "run1" unless stated.
 func TestServiceInstanceID(t *testing.T) { runPrecedence(t, instanceIDCases) }
 
-func sii(s string) *attr.Map { return attr.FromStrings(semconv.ServiceInstanceID, s) }
+func sii(s string) *attr.Map { return attr.FromStrings(lensconv.ServiceInstanceID, s) }
 
 var instanceIDCases = []precedenceCase{
-	{name: "caller-rank", caller: attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.Int(3)}), want: sii("run1-rank3")},
+	{name: "caller-rank", caller: attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.Int(3)}), want: sii("run1-rank3")},
 	{name: "caller-rank-0", caller: rank0, want: sii("run1-rank0")},
-	{name: "carrier-rank-0", env: carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=0"}, want: sii("run1-rank0")},
-	{name: "carrier-rank-5", env: carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=5"}, want: sii("run1-rank5")},
-	{name: "carrier-rank-padded", env: carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=%2B05"}, want: sii("run1-rank5")},
+	{name: "carrier-rank-0", env: environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=0"}, want: sii("run1-rank0")},
+	{name: "carrier-rank-5", env: environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=5"}, want: sii("run1-rank5")},
+	{name: "carrier-rank-padded", env: environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=%2B05"}, want: sii("run1-rank5")},
 	{
 		name:   "caller-rank-beats-carrier",
-		env:    carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=5"},
-		caller: attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.Int(3)}),
-		want:   attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.Int(3)}, attr.Entry{Key: semconv.ServiceInstanceID, Value: attr.String("run1-rank3")}),
+		env:    environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=5"},
+		caller: attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.Int(3)}),
+		want:   attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.Int(3)}, attr.Entry{Key: lensconv.ServiceInstanceID, Value: attr.String("run1-rank3")}),
 	},
 	{
 		name:   "caller-explicit-id",
-		caller: attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.Int(3)}, attr.Entry{Key: semconv.ServiceInstanceID, Value: attr.String("chosen")}),
+		caller: attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.Int(3)}, attr.Entry{Key: lensconv.ServiceInstanceID, Value: attr.String("chosen")}),
 		want:   sii("chosen"),
 	},
 	{
 		name:   "carrier-explicit-id",
-		env:    carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "service.instance.id=from-env"},
-		caller: attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.Int(3)}),
+		env:    environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "service.instance.id=from-env"},
+		caller: attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.Int(3)}),
 		want:   sii("from-env"),
 	},
 	{
 		name:    "no-rank-warns-and-ignores-RANK",
-		env:     carrier.MapEnv{"RANK": "5", "WORLD_SIZE": "8", "LOCAL_RANK": "1"},
-		absent:  []string{semconv.ServiceInstanceID, semconv.NVDLRank, semconv.NVDLWorldSize, semconv.NVDLLocalRank},
+		env:     environ.Map{"RANK": "5", "WORLD_SIZE": "8", "LOCAL_RANK": "1"},
+		absent:  []string{lensconv.ServiceInstanceID, lensconv.NVDLRank, lensconv.NVDLWorldSize, lensconv.NVDLLocalRank},
 		rankLog: "warning",
 	},
 	{
 		name:    "no-rank-explicit-id-debug",
-		env:     carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "service.instance.id=agent-node07"},
+		env:     environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "service.instance.id=agent-node07"},
 		want:    sii("agent-node07"),
 		rankLog: "debug",
 	},
@@ -428,28 +431,28 @@ var instanceIDCases = []precedenceCase{
 	},
 	{
 		name: "empty-carrier-rank",
-		env:  carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank="},
-		want: attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.String("")}, attr.Entry{Key: semconv.ServiceInstanceID, Value: attr.String("run1-rank")}),
+		env:  environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank="},
+		want: attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.String("")}, attr.Entry{Key: lensconv.ServiceInstanceID, Value: attr.String("run1-rank")}),
 	},
 	{
 		name: "non-integer-rank-string",
-		env:  carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=1_0"},
-		want: attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.String("1_0")}, attr.Entry{Key: semconv.ServiceInstanceID, Value: attr.String("run1-rank1_0")}),
+		env:  environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=1_0"},
+		want: attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.String("1_0")}, attr.Entry{Key: lensconv.ServiceInstanceID, Value: attr.String("run1-rank1_0")}),
 	},
 	{
 		name:   "non-integer-rank-bool",
-		caller: attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.Bool(true)}),
-		want:   attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.Bool(true)}, attr.Entry{Key: semconv.ServiceInstanceID, Value: attr.String("run1-rankTrue")}),
+		caller: attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.Bool(true)}),
+		want:   attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.Bool(true)}, attr.Entry{Key: lensconv.ServiceInstanceID, Value: attr.String("run1-rankTrue")}),
 	},
 	{
 		name:   "non-integer-rank-float",
-		caller: attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.Float64(3)}),
-		want:   attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.Float64(3)}, attr.Entry{Key: semconv.ServiceInstanceID, Value: attr.String("run1-rank3.0")}),
+		caller: attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.Float64(3)}),
+		want:   attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.Float64(3)}, attr.Entry{Key: lensconv.ServiceInstanceID, Value: attr.String("run1-rank3.0")}),
 	},
 	{
 		name:   "caller-null-rank-is-no-rank",
-		caller: attr.NewMap(attr.Entry{Key: semconv.NVDLRank, Value: attr.Null()}),
-		absent: []string{semconv.ServiceInstanceID, semconv.NVDLRank}, rankLog: "warning",
+		caller: attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.Null()}),
+		absent: []string{lensconv.ServiceInstanceID, lensconv.NVDLRank}, rankLog: "warning",
 	},
 }
 
@@ -460,25 +463,25 @@ var instanceIDCases = []precedenceCase{
 // characters, written back into Handle.Config.
 func TestSetupFillsRunID(t *testing.T) {
 	t.Parallel()
-	f := setupFixture(t, lens.Config{}, carrier.MapEnv{"SLURM_JOB_ID": "12350", "SLURM_ARRAY_JOB_ID": "12345", "SLURM_ARRAY_TASK_ID": "7"}, rank0, defaultLive)
+	f := setupFixture(t, lens.Config{}, environ.Map{"SLURM_JOB_ID": "12350", "SLURM_ARRAY_JOB_ID": "12345", "SLURM_ARRAY_TASK_ID": "7"}, rank0, defaultLive)
 	if got := f.h.Config().RunID; got != "12350" {
 		t.Errorf("RunID = %q, want the raw SLURM_JOB_ID", got)
 	}
 	res := f.exportedSpanResource(t)
-	if v, _ := res.Get(semconv.ServiceInstanceID); v.AsString() != "12350-rank0" {
+	if v, _ := res.Get(lensconv.ServiceInstanceID); v.AsString() != "12350-rank0" {
 		t.Errorf("service.instance.id = %v", v)
 	}
 
-	g := setupFixture(t, lens.Config{}, carrier.MapEnv{"SLURM_JOB_ID": ""}, rank0, defaultLive)
+	g := setupFixture(t, lens.Config{}, environ.Map{"SLURM_JOB_ID": ""}, rank0, defaultLive)
 	id := g.h.Config().RunID
 	if len(id) != 12 || strings.Trim(id, "0123456789abcdef") != "" {
 		t.Errorf("RunID = %q, want 12 lowercase hex characters", id)
 	}
-	if v, _ := g.exportedSpanResource(t).Get(semconv.NemoRunID); v.AsString() != id {
+	if v, _ := g.exportedSpanResource(t).Get(lensconv.NemoRunID); v.AsString() != id {
 		t.Errorf("nemo.run.id = %v, want %q", v, id)
 	}
 
-	c := setupFixture(t, lens.Config{RunID: "given"}, carrier.MapEnv{"SLURM_JOB_ID": "1"}, nil, defaultLive)
+	c := setupFixture(t, lens.Config{RunID: "given"}, environ.Map{"SLURM_JOB_ID": "1"}, nil, defaultLive)
 	if got := c.h.Config().RunID; got != "given" {
 		t.Errorf("RunID = %q, want the configured one", got)
 	}
@@ -490,18 +493,18 @@ func TestResourceAttributesDoesNotFillRunID(t *testing.T) {
 	t.Parallel()
 	logger, _ := newCapture()
 	m, err := lens.ResourceAttributes(context.Background(), lens.Config{},
-		lens.WithEnv(carrier.MapEnv{"SLURM_JOB_ID": "99", "OTEL_RESOURCE_ATTRIBUTES": "nemo.run.id=abc,nv.dl.rank=1"}),
-		lens.WithDetectOptions(detectOptions(t, defaultLive)), lens.WithLogger(logger))
+		lens.WithEnv(environ.Map{"SLURM_JOB_ID": "99", "OTEL_RESOURCE_ATTRIBUTES": "nemo.run.id=abc,nv.dl.rank=1"}),
+		lens.WithDetectOptions(detectOptions(t, defaultLive)...), lens.WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := m.Get(semconv.NemoRunID); v.AsString() != "abc" {
+	if v, _ := m.Get(lensconv.NemoRunID); v.AsString() != "abc" {
 		t.Errorf("nemo.run.id = %v, want the carrier's", v)
 	}
-	if m.Has(semconv.ServiceInstanceID) {
+	if m.Has(lensconv.ServiceInstanceID) {
 		t.Errorf("service.instance.id derived without a run id: %v", m)
 	}
-	if m.Has(semconv.TelemetrySDKName) {
+	if m.Has(lensconv.TelemetrySDKName) {
 		t.Errorf("ResourceAttributes holds telemetry.sdk.*: %v", m)
 	}
 }
@@ -510,7 +513,7 @@ func TestResourceAttributesCanceled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := lens.ResourceAttributes(ctx, lens.Config{}, lens.WithEnv(carrier.MapEnv{})); err == nil {
+	if _, err := lens.ResourceAttributes(ctx, lens.Config{}, lens.WithEnv(environ.Map{})); err == nil {
 		t.Error("want ctx error")
 	}
 }
@@ -518,11 +521,11 @@ func TestResourceAttributesCanceled(t *testing.T) {
 // TestNewResourceMatchesSetup: NewResource is what Setup exports.
 func TestNewResourceMatchesSetup(t *testing.T) {
 	t.Parallel()
-	env := carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=2,a=b", "SLURM_JOB_ID": "7"}
+	env := environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=2,a=b", "SLURM_JOB_ID": "7"}
 	cfg := lens.Config{RunID: "r"}
 	logger, _ := newCapture()
 	res, err := lens.NewResource(context.Background(), cfg, lens.WithEnv(env),
-		lens.WithDetectOptions(detectOptions(t, defaultLive)), lens.WithLogger(logger))
+		lens.WithDetectOptions(detectOptions(t, defaultLive)...), lens.WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,30 +542,29 @@ func TestNewResourceMatchesSetup(t *testing.T) {
 // TestExplain: the origins of the assembled keys are recorded.
 func TestExplain(t *testing.T) {
 	t.Parallel()
-	var ex resources.Explanation
+	var ex detect.Explanation
 	d := detectOptions(t, defaultLive)
-	d.Explain = &ex
 	logger, _ := newCapture()
 	_, err := lens.ResourceAttributes(context.Background(), lens.Config{RunID: "r", ServiceName: "svc"},
-		lens.WithEnv(carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=4,service.name=c,x=y"}),
-		lens.WithDetectOptions(d), lens.WithLogger(logger),
-		lens.WithResourceAttributes(attr.FromStrings("x", "caller")))
+		lens.WithEnv(environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=4,service.name=c,x=y"}),
+		lens.WithDetectOptions(d...), lens.WithExplanation(&ex), lens.WithLogger(logger),
+		lens.WithResourceAttributes(attribute.String("x", "caller")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for key, src := range map[string]string{
-		"x":                       "caller",
-		semconv.ServiceName:       "config ServiceName",
-		semconv.NVDLRank:          "carrier",
-		semconv.ServiceInstanceID: "derived ({run_id}-rank{nv.dl.rank})",
-		semconv.HostName:          "hostname",
+		"x":                        "caller",
+		lensconv.ServiceName:       "config ServiceName",
+		lensconv.NVDLRank:          "carrier",
+		lensconv.ServiceInstanceID: "derived ({run_id}-rank{nv.dl.rank})",
+		lensconv.HostName:          "hostname",
 	} {
 		o, ok := ex.Origin(key)
 		if !ok || o.Source != src {
 			t.Errorf("origin of %s = %+v, want source %q", key, o, src)
 		}
 	}
-	if o, _ := ex.Origin(semconv.NVDLRank); !strings.Contains(strings.Join(o.Notes, ";"), "type reconstruction") {
+	if o, _ := ex.Origin(lensconv.NVDLRank); !strings.Contains(strings.Join(o.Notes, ";"), "type reconstruction") {
 		t.Errorf("nv.dl.rank notes %v lack the type reconstruction", o.Notes)
 	}
 }
@@ -578,13 +580,13 @@ func FuzzResourceAttributes(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, text, jobID string) {
-		env := carrier.MapEnv{carrier.EnvVar: text}
+		env := environ.Map{carrier.EnvVar: text}
 		if jobID != "" {
 			env["SLURM_JOB_ID"] = jobID
 		}
 		logger, _ := newCapture()
 		m, err := lens.ResourceAttributes(context.Background(), lens.Config{RunID: "run1"},
-			lens.WithEnv(env), lens.WithDetectOptions(detectOptions(t, defaultLive)), lens.WithLogger(logger))
+			lens.WithEnv(env), lens.WithDetectOptions(detectOptions(t, defaultLive)...), lens.WithLogger(logger))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -594,15 +596,15 @@ func FuzzResourceAttributes(f *testing.F) {
 				t.Errorf("carrier key %q missing", k)
 			}
 		}
-		if v, _ := m.Get(semconv.HostName); v.AsString() != "real-host" {
+		if v, _ := m.Get(lensconv.HostName); v.AsString() != "real-host" {
 			t.Errorf("host.name = %v", v)
 		}
-		if v, _ := m.Get(semconv.ProcessPID); v.AsInt64() != 4242 {
+		if v, _ := m.Get(lensconv.ProcessPID); v.AsInt64() != 4242 {
 			t.Errorf("process.pid = %v", v)
 		}
-		id, hasID := m.Get(semconv.ServiceInstanceID)
-		explicit, hasExplicit := parsed.Get(semconv.ServiceInstanceID)
-		rank, hasRank := m.Get(semconv.NVDLRank)
+		id, hasID := m.Get(lensconv.ServiceInstanceID)
+		explicit, hasExplicit := parsed.Get(lensconv.ServiceInstanceID)
+		rank, hasRank := m.Get(lensconv.NVDLRank)
 		switch {
 		case hasExplicit:
 			if !id.Equal(explicit) {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nemolens/lens-go/environ"
+
 	"go.opentelemetry.io/contrib/bridges/otelslog"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -130,11 +132,11 @@ var (
 //   - The resource is [ResourceAttributes] over telemetry.sdk.* — the same
 //     resource for every provider, and exactly the one [Handle.Resource]
 //     returns.
-//   - cfg.TracesEnabled builds an sdktrace.TracerProvider whose spans go
+//   - !cfg.TracesDisabled builds an sdktrace.TracerProvider whose spans go
 //     through a non-blocking batch processor: when OTEL_BSP_MAX_QUEUE_SIZE
 //     (default 2048) spans are pending export, further spans are dropped and
 //     counted ([Handle.DroppedSpans]); ending a span never waits for the
-//     collector. cfg.MetricsEnabled builds an sdkmetric.MeterProvider with a
+//     collector. !cfg.MetricsDisabled builds an sdkmetric.MeterProvider with a
 //     periodic reader (OTEL_METRIC_EXPORT_INTERVAL, default 10000 ms).
 //     cfg.LogsEnabled builds an sdklog.LoggerProvider with a batch processor
 //     and the log/slog bridge of [Handle.Logger]. A disabled signal gets a
@@ -181,7 +183,7 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Handle, error) {
 // anything, so that configuration errors are reported before the guard is
 // taken.
 type settings struct {
-	env                                        carrier.Lookuper
+	env                                        environ.Lookuper
 	traceProtocol, metricProtocol, logProtocol string
 	metricInterval                             time.Duration
 	spanQueueSize, spanBatchSize               int
@@ -192,7 +194,7 @@ func newSettings(cfg Config, o *options) (settings, error) {
 	if cfg.Exporter != ExporterOTLP && cfg.Exporter != ExporterConsole {
 		return settings{}, fmt.Errorf("lens: Config.Exporter %q: %w", cfg.Exporter, ErrUnknownExporter)
 	}
-	s := settings{env: o.environ()}
+	s := settings{env: o.env}
 	var errs []error
 	if cfg.Exporter == ExporterOTLP {
 		protocol := func(need bool, signal string, dst *string) {
@@ -205,8 +207,8 @@ func newSettings(cfg Config, o *options) (settings, error) {
 			}
 			*dst = p
 		}
-		protocol(cfg.TracesEnabled && o.spanExporter == nil, "TRACES", &s.traceProtocol)
-		protocol(cfg.MetricsEnabled && o.metricReader == nil && o.metricExp == nil, "METRICS", &s.metricProtocol)
+		protocol(!cfg.TracesDisabled && o.spanExporter == nil, "TRACES", &s.traceProtocol)
+		protocol(!cfg.MetricsDisabled && o.metricReader == nil && o.metricExp == nil, "METRICS", &s.metricProtocol)
 		protocol(cfg.LogsEnabled && o.logExporter == nil, "LOGS", &s.logProtocol)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -222,7 +224,7 @@ func newSettings(cfg Config, o *options) (settings, error) {
 // OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else
 // "grpc". Values are trimmed; a non-empty value other than "grpc" and
 // "http/protobuf" is an error (the Go SDK has no http/json exporter).
-func otlpProtocol(env carrier.Lookuper, signal string) (string, error) {
+func otlpProtocol(env environ.Lookuper, signal string) (string, error) {
 	for _, name := range [...]string{"OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
 		raw, _ := env.LookupEnv(name)
 		switch v := strings.TrimSpace(raw); v {
@@ -285,7 +287,7 @@ func build(ctx context.Context, cfg Config, o *options, s *settings) (_ *Handle,
 		console = &syncWriter{w: w}
 	}
 
-	if cfg.TracesEnabled {
+	if !cfg.TracesDisabled {
 		exp := o.spanExporter
 		if exp == nil {
 			if exp, err = newSpanExporter(ctx, s.traceProtocol, console); err != nil {
@@ -303,7 +305,7 @@ func build(ctx context.Context, cfg Config, o *options, s *settings) (_ *Handle,
 			sdktrace.WithResource(res),
 			sdktrace.WithSpanProcessor(&p.gate))
 	}
-	if cfg.MetricsEnabled {
+	if !cfg.MetricsDisabled {
 		reader := o.metricReader
 		if reader == nil {
 			exp := o.metricExp
@@ -327,7 +329,7 @@ func build(ctx context.Context, cfg Config, o *options, s *settings) (_ *Handle,
 		h.sdkLP = sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))
 		h.logger = otelslog.NewLogger(InstrumentationName, otelslog.WithLoggerProvider(h.sdkLP))
 	}
-	if cfg.LogsEnabled || (cfg.MetricsEnabled && o.metricReader != nil) {
+	if cfg.LogsEnabled || (!cfg.MetricsDisabled && o.metricReader != nil) {
 		warnSDKOnlyKeys(o.logger, res)
 	}
 	if !o.noGlobals {

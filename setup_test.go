@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nemolens/lens-go/environ"
+
 	"go.opentelemetry.io/otel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -17,8 +19,7 @@ import (
 
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/attr"
-	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/semconv"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 func enabledConfig() lens.Config {
@@ -30,11 +31,11 @@ func enabledConfig() lens.Config {
 
 // quietOptions are the options of a test Setup that must not touch the
 // process: injected environment and host facts, in-memory exporters.
-func quietOptions(t testing.TB, env carrier.MapEnv) []lens.Option {
+func quietOptions(t testing.TB, env environ.Map) []lens.Option {
 	logger, _ := newCapture()
 	return []lens.Option{
 		lens.WithEnv(env),
-		lens.WithDetectOptions(detectOptions(t, defaultLive)),
+		lens.WithDetectOptions(detectOptions(t, defaultLive)...),
 		lens.WithSpanExporter(tracetest.NewInMemoryExporter()),
 		lens.WithMetricReader(sdkmetric.NewManualReader()),
 		lens.WithLogger(logger),
@@ -112,7 +113,7 @@ func TestNilHandle(t *testing.T) {
 func TestSetupGuard(t *testing.T) {
 	ctx := context.Background()
 	opts := func(extra ...lens.Option) []lens.Option {
-		return append(append(quietOptions(t, carrier.MapEnv{}), lens.WithoutGlobals()), extra...)
+		return append(append(quietOptions(t, environ.Map{}), lens.WithoutGlobals()), extra...)
 	}
 	h1, err := lens.Setup(ctx, enabledConfig(), opts()...)
 	if err != nil {
@@ -172,7 +173,7 @@ func TestSetupGlobals(t *testing.T) {
 	prevTP, prevMP, prevLP := otel.GetTracerProvider(), otel.GetMeterProvider(), otel.GetLoggerProvider()
 	cfg := enabledConfig()
 	cfg.LogsEnabled = true
-	h, err := lens.Setup(ctx, cfg, append(quietOptions(t, carrier.MapEnv{}), lens.WithLogExporter(&logRecorder{}))...)
+	h, err := lens.Setup(ctx, cfg, append(quietOptions(t, environ.Map{}), lens.WithLogExporter(&logRecorder{}))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestSetupGlobals(t *testing.T) {
 	}
 
 	// WithoutGlobals leaves them alone.
-	h, err = lens.Setup(ctx, enabledConfig(), append(quietOptions(t, carrier.MapEnv{}), lens.WithoutGlobals())...)
+	h, err = lens.Setup(ctx, enabledConfig(), append(quietOptions(t, environ.Map{}), lens.WithoutGlobals())...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,16 +209,16 @@ func TestSetupConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		cfg     func(*lens.Config)
-		env     carrier.MapEnv
+		env     environ.Map
 		target  error
 		varName string
 	}{
 		{name: "unknown-exporter", cfg: func(c *lens.Config) { c.Exporter = "OTLP" }, target: lens.ErrUnknownExporter},
-		{name: "bad-protocol", env: carrier.MapEnv{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, target: lens.ErrInvalidProtocol, varName: "OTEL_EXPORTER_OTLP_PROTOCOL"},
+		{name: "bad-protocol", env: environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, target: lens.ErrInvalidProtocol, varName: "OTEL_EXPORTER_OTLP_PROTOCOL"},
 		{
 			name:    "bad-signal-protocol",
 			cfg:     func(c *lens.Config) { c.LogsEnabled = true },
-			env:     carrier.MapEnv{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "udp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+			env:     environ.Map{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "udp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
 			target:  lens.ErrInvalidProtocol,
 			varName: "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL",
 		},
@@ -230,7 +231,7 @@ func TestSetupConfigErrors(t *testing.T) {
 			}
 			logger, _ := newCapture()
 			h, err := lens.Setup(ctx, cfg, lens.WithEnv(tc.env), lens.WithAllowReinit(), lens.WithoutGlobals(),
-				lens.WithLogger(logger), lens.WithDetectOptions(detectOptions(t, defaultLive)))
+				lens.WithLogger(logger), lens.WithDetectOptions(detectOptions(t, defaultLive)...))
 			if !errors.Is(err, tc.target) || h != nil {
 				t.Fatalf("Setup: %v, want %v", err, tc.target)
 			}
@@ -246,7 +247,7 @@ func TestSetupConfigErrors(t *testing.T) {
 // when every signal's exporter is injected.
 func TestProtocolsNotReadForInjectedExporters(t *testing.T) {
 	t.Parallel()
-	f := setupFixture(t, enabledConfig(), carrier.MapEnv{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, rank0, defaultLive)
+	f := setupFixture(t, enabledConfig(), environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, rank0, defaultLive)
 	if !f.h.IsExporting() {
 		t.Error("not exporting")
 	}
@@ -279,7 +280,7 @@ func (e *blockingExporter) Shutdown(context.Context) error { return nil }
 func TestDroppedSpans(t *testing.T) {
 	t.Parallel()
 	exp := &blockingExporter{release: make(chan struct{})}
-	f := setupFixture(t, enabledConfig(), carrier.MapEnv{"OTEL_BSP_MAX_QUEUE_SIZE": "8"}, rank0, defaultLive,
+	f := setupFixture(t, enabledConfig(), environ.Map{"OTEL_BSP_MAX_QUEUE_SIZE": "8"}, rank0, defaultLive,
 		lens.WithSpanExporter(exp))
 	tr := f.h.Tracer("t")
 	for range 10 {
@@ -315,8 +316,8 @@ func TestConsoleExporter(t *testing.T) {
 	cfg.LogsEnabled = true
 	logger, _ := newCapture()
 	h, err := lens.Setup(context.Background(), cfg,
-		lens.WithEnv(carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=2"}),
-		lens.WithDetectOptions(detectOptions(t, defaultLive)),
+		lens.WithEnv(environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=2"}),
+		lens.WithDetectOptions(detectOptions(t, defaultLive)...),
 		lens.WithConsoleWriter(&buf), lens.WithAllowReinit(), lens.WithoutGlobals(), lens.WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +345,7 @@ func TestLogsBridge(t *testing.T) {
 	rec := &logRecorder{}
 	cfg := enabledConfig()
 	cfg.LogsEnabled = true
-	f := setupFixture(t, cfg, carrier.MapEnv{}, rank0, defaultLive, lens.WithLogExporter(rec))
+	f := setupFixture(t, cfg, environ.Map{}, rank0, defaultLive, lens.WithLogExporter(rec))
 	ctx, span := f.h.Tracer("t").Start(context.Background(), "s")
 	f.h.Logger().InfoContext(ctx, "hello", "k", "v")
 	span.End()
@@ -377,8 +378,8 @@ func TestMetricExporterGetsLensResource(t *testing.T) {
 	rec := &metricRecorder{}
 	logger, _ := newCapture()
 	h, err := lens.Setup(context.Background(), enabledConfig(),
-		lens.WithEnv(carrier.MapEnv{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=1"}),
-		lens.WithDetectOptions(detectOptions(t, defaultLive)),
+		lens.WithEnv(environ.Map{"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=1"}),
+		lens.WithDetectOptions(detectOptions(t, defaultLive)...),
 		lens.WithSpanExporter(tracetest.NewInMemoryExporter()),
 		lens.WithMetricExporter(rec), lens.WithAllowReinit(), lens.WithoutGlobals(), lens.WithLogger(logger))
 	if err != nil {
@@ -397,7 +398,7 @@ func TestMetricExporterGetsLensResource(t *testing.T) {
 	if !sameSet(seen[0], h.Attributes()) {
 		t.Errorf("metric resource %v, want %v", seen[0], h.Attributes())
 	}
-	if v, _ := seen[0].Get(semconv.ServiceInstanceID); v.AsString() != "run1-rank1" {
+	if v, _ := seen[0].Get(lensconv.ServiceInstanceID); v.AsString() != "run1-rank1" {
 		t.Errorf("service.instance.id = %v", v)
 	}
 }
@@ -406,7 +407,7 @@ func TestShutdownHonoursDeadline(t *testing.T) {
 	t.Parallel()
 	exp := &blockingExporter{release: make(chan struct{})}
 	defer close(exp.release)
-	f := setupFixture(t, enabledConfig(), carrier.MapEnv{}, rank0, defaultLive, lens.WithSpanExporter(exp))
+	f := setupFixture(t, enabledConfig(), environ.Map{}, rank0, defaultLive, lens.WithSpanExporter(exp))
 	_, s := f.h.Tracer("t").Start(context.Background(), "stuck")
 	s.End()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

@@ -8,9 +8,9 @@
 // # Environment
 //
 // The package reads and writes one variable, OTEL_RESOURCE_ATTRIBUTES
-// ([EnvVar]), always through an injected environment: a [Lookuper] for
+// ([EnvVar]), always through an injected environment: a [environ.Lookuper] for
 // reads, an [Env] for writes, nil meaning the live process environment
-// ([OSEnv]), which is read at call time and never snapshotted. [MapEnv] is
+// ([environ.OS]), which is read at call time and never snapshotted. [environ.Map] is
 // an in-memory environment. [Get] reads it; [Set], [Begin] and [Publish]
 // write it; [ChildEnv] builds a child's environment without writing any.
 // The package emits no resource attributes of its own; it carries whatever

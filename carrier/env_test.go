@@ -2,66 +2,17 @@ package carrier_test
 
 import (
 	"os"
-	"slices"
 	"testing"
+
+	"github.com/nemolens/lens-go/environ"
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
 )
 
-func TestMapEnv(t *testing.T) {
-	t.Parallel()
-	var nilEnv carrier.MapEnv
-	if v, ok := nilEnv.LookupEnv("A"); ok || v != "" {
-		t.Errorf("nil MapEnv LookupEnv = %q, %v", v, ok)
-	}
-	if got := nilEnv.Environ(); len(got) != 0 {
-		t.Errorf("nil MapEnv Environ = %v", got)
-	}
-	env := carrier.MapEnv{}
-	if err := env.Setenv("B", ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Setenv("A", "x=y"); err != nil {
-		t.Fatal(err)
-	}
-	if v, ok := env.LookupEnv("B"); !ok || v != "" {
-		t.Errorf("present-but-empty B = %q, %v", v, ok)
-	}
-	if got := env.Environ(); !slices.Equal(got, []string{"A=x=y", "B="}) {
-		t.Errorf("Environ = %q", got)
-	}
-	if err := env.Unsetenv("B"); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := env.LookupEnv("B"); ok {
-		t.Errorf("B still present after Unsetenv")
-	}
-	if err := env.Unsetenv("never"); err != nil {
-		t.Errorf("Unsetenv of an absent key: %v", err)
-	}
-}
-
-func TestEnvFromList(t *testing.T) {
-	t.Parallel()
-	env := carrier.EnvFromList([]string{"A=1", "noequals", "B=", "A=2", "C==x", "=hidden"})
-	want := carrier.MapEnv{"A": "2", "B": "", "C": "=x", "": "hidden"}
-	if len(env) != len(want) {
-		t.Fatalf("EnvFromList = %v, want %v", env, want)
-	}
-	for k, v := range want {
-		if got, ok := env[k]; !ok || got != v {
-			t.Errorf("%q = %q, %v; want %q", k, got, ok, v)
-		}
-	}
-	if got := carrier.EnvFromList(nil); got == nil || len(got) != 0 {
-		t.Errorf("EnvFromList(nil) = %#v, want an empty writable MapEnv", got)
-	}
-}
-
 func TestGetSet(t *testing.T) {
 	t.Parallel()
-	env := carrier.MapEnv{carrier.EnvVar: "nv.dl.rank=1,launcher.id=abc"}
+	env := environ.Map{carrier.EnvVar: "nv.dl.rank=1,launcher.id=abc"}
 	if got := carrier.Get(env); !got.Equal(attr.FromStrings("nv.dl.rank", "1", "launcher.id", "abc")) {
 		t.Errorf("Get = %v", got)
 	}
@@ -81,7 +32,7 @@ func TestGetSet(t *testing.T) {
 	if _, ok := env.LookupEnv(carrier.EnvVar); !ok {
 		t.Errorf("Set(nil map) removed the variable")
 	}
-	if got := carrier.Get(carrier.MapEnv{}); got == nil || got.Len() != 0 {
+	if got := carrier.Get(environ.Map{}); got == nil || got.Len() != 0 {
 		t.Errorf("Get on an environment without the variable = %v", got)
 	}
 }
@@ -94,7 +45,7 @@ func TestGetSetProcessEnv(t *testing.T) {
 		t.Errorf("Get(nil) = %v", got)
 	}
 	os.Setenv(carrier.EnvVar, "b=2") // read at call time, never cached
-	if got := carrier.Get(carrier.OSEnv{}); !got.Equal(attr.FromStrings("b", "2")) {
+	if got := carrier.Get(environ.OS{}); !got.Equal(attr.FromStrings("b", "2")) {
 		t.Errorf("Get(OSEnv) = %v", got)
 	}
 	if _, _, err := carrier.Set(nil, attr.FromStrings("c", "x y")); err != nil {

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/nemolens/lens-go/environ"
+
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
 )
@@ -54,9 +56,9 @@ func ExampleExtend() {
 }
 
 func ExamplePublish() {
-	// A MapEnv keeps the example deterministic; pass nil (or carrier.OSEnv{})
+	// A MapEnv keeps the example deterministic; pass nil (or environ.OS{})
 	// to publish on the process environment.
-	env := carrier.MapEnv{carrier.EnvVar: "nv.dl.rank=0"}
+	env := environ.Map{carrier.EnvVar: "nv.dl.rank=0"}
 	rank := func(n int) *attr.Map { return attr.NewMap(attr.Entry{Key: "nv.dl.rank", Value: attr.Int(n)}) }
 	err := carrier.Publish(context.Background(), env, rank(1), func(ctx context.Context) error {
 		fmt.Println("outer:", env[carrier.EnvVar])

@@ -13,7 +13,7 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/internal/vectors"
+	"github.com/nemolens/lens-go/internal/testvectors"
 )
 
 // The fuzz tests are seeded from the conformance vectors and from the unit
@@ -27,7 +27,7 @@ func vectorTexts(f *testing.F, ops ...string) []string {
 	f.Helper()
 	var out []string
 	for _, op := range ops {
-		vs, err := vectors.ByOp(op)
+		vs, err := testvectors.ByOp(op)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func vectorTexts(f *testing.F, ops ...string) []string {
 // vectorFormatEntries returns the entries of the format vectors' inputs.
 func vectorFormatEntries(f *testing.F) []attr.Entry {
 	f.Helper()
-	vs, err := vectors.ByOp("format")
+	vs, err := testvectors.ByOp("format")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func FuzzParseInt(f *testing.F) {
 	for _, tt := range trimTests {
 		f.Add(tt.in + "1" + tt.in)
 	}
-	vs, err := vectors.ByOp("integer")
+	vs, err := testvectors.ByOp("integer")
 	if err != nil {
 		f.Fatal(err)
 	}

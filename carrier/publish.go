@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/nemolens/lens-go/environ"
+
 	"github.com/nemolens/lens-go/attr"
 )
 
@@ -15,9 +17,9 @@ import (
 // exists with the value "" (SPEC §3.4). It replaces the old value and never
 // merges with it; callers that want to keep current values compose first
 // ([Compose], [Extend]). It returns the stored text and the dropped entries.
-func Set(env Env, attrs *attr.Map) (string, []Dropped, error) {
+func Set(env environ.Env, attrs *attr.Map) (string, []Dropped, error) {
 	text, dropped := Format(attrs)
-	if err := orOSEnv(env).Setenv(EnvVar, text); err != nil {
+	if err := environ.OrEnv(env).Setenv(EnvVar, text); err != nil {
 		return "", dropped, fmt.Errorf("carrier: set %s: %w", EnvVar, err)
 	}
 	return text, dropped, nil
@@ -43,7 +45,7 @@ type pubKey struct{}
 // Publication is an active carrier publication made by [Begin]. End it with
 // [Publication.End] to restore the variable.
 type Publication struct {
-	env    Env
+	env    environ.Env
 	prev   string
 	had    bool // the variable existed before
 	outer  bool // holds the semaphore
@@ -64,8 +66,8 @@ type Publication struct {
 //
 // Begin installs only the given map; to keep the current values, compose
 // first (Extend(Get(env)...)).
-func Begin(ctx context.Context, env Env, attrs *attr.Map) (context.Context, *Publication, []Dropped, error) {
-	env = orOSEnv(env)
+func Begin(ctx context.Context, env environ.Env, attrs *attr.Map) (context.Context, *Publication, []Dropped, error) {
+	env = environ.OrEnv(env)
 	parent, _ := ctx.Value(pubKey{}).(*Publication)
 	if parent != nil {
 		publications.mu.Lock()
@@ -158,7 +160,7 @@ func (p *Publication) restore() error {
 // that calls exec itself, a Python interpreter embedded via cgo). Go programs
 // that start their own children should pass [ChildEnv] to exec.Cmd.Env
 // instead, which never touches the process environment.
-func Publish(ctx context.Context, env Env, attrs *attr.Map, body func(ctx context.Context) error) (err error) {
+func Publish(ctx context.Context, env environ.Env, attrs *attr.Map, body func(ctx context.Context) error) (err error) {
 	ctx, p, _, err := Begin(ctx, env, attrs)
 	if err != nil {
 		return err

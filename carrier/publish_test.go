@@ -10,19 +10,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nemolens/lens-go/environ"
+
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
 )
 
 // state renders the carrier variable of env: its quoted value or <unset>.
-func state(env carrier.Lookuper) string {
+func state(env environ.Lookuper) string {
 	if v, ok := env.LookupEnv(carrier.EnvVar); ok {
 		return fmt.Sprintf("%q", v)
 	}
 	return "<unset>"
 }
 
-func wantState(t *testing.T, step string, env carrier.Lookuper, want string) {
+func wantState(t *testing.T, step string, env environ.Lookuper, want string) {
 	t.Helper()
 	if got := state(env); got != want {
 		t.Errorf("%s: carrier = %s, want %s", step, got, want)
@@ -34,7 +36,7 @@ func rank(n int) *attr.Map { return attr.NewMap(attr.Entry{Key: "nv.dl.rank", Va
 // begin is carrier.Begin that fails the test on error and always ends the
 // publication at cleanup, so that a failing test never leaves the process
 // wide publication guard taken (which would block every other test).
-func begin(t *testing.T, ctx context.Context, env carrier.Env, m *attr.Map) (context.Context, *carrier.Publication) {
+func begin(t *testing.T, ctx context.Context, env environ.Env, m *attr.Map) (context.Context, *carrier.Publication) {
 	t.Helper()
 	ctx, p, _, err := carrier.Begin(ctx, env, m)
 	if err != nil {
@@ -46,7 +48,7 @@ func begin(t *testing.T, ctx context.Context, env carrier.Env, m *attr.Map) (con
 
 func TestPublishNestingLIFO(t *testing.T) {
 	t.Parallel()
-	env := carrier.MapEnv{carrier.EnvVar: "nv.dl.rank=0", "OTHER": "x"}
+	env := environ.Map{carrier.EnvVar: "nv.dl.rank=0", "OTHER": "x"}
 	err := carrier.Publish(context.Background(), env, rank(1), func(ctx context.Context) error {
 		wantState(t, "outer", env, `"nv.dl.rank=1"`)
 		err := carrier.Publish(ctx, env, rank(2), func(ctx context.Context) error {
@@ -71,12 +73,12 @@ func TestPublishNestingLIFO(t *testing.T) {
 func TestPublishRestoresAbsentAndEmpty(t *testing.T) {
 	t.Parallel()
 	for name, tt := range map[string]struct {
-		env  carrier.MapEnv
+		env  environ.Map
 		want string
 	}{
-		"unset": {carrier.MapEnv{}, "<unset>"},
-		"empty": {carrier.MapEnv{carrier.EnvVar: ""}, `""`},
-		"value": {carrier.MapEnv{carrier.EnvVar: " odd , value="}, `" odd , value="`},
+		"unset": {environ.Map{}, "<unset>"},
+		"empty": {environ.Map{carrier.EnvVar: ""}, `""`},
+		"value": {environ.Map{carrier.EnvVar: " odd , value="}, `" odd , value="`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -99,7 +101,7 @@ func TestPublishRestoresAbsentAndEmpty(t *testing.T) {
 
 func TestPublishPanic(t *testing.T) {
 	t.Parallel()
-	env := carrier.MapEnv{carrier.EnvVar: "orig=1"}
+	env := environ.Map{carrier.EnvVar: "orig=1"}
 	type boom struct{ n int }
 	var recovered any
 	func() {
@@ -144,7 +146,7 @@ func TestPublishProcessEnvUnset(t *testing.T) {
 
 func TestPublishProcessEnvEmpty(t *testing.T) {
 	t.Setenv(carrier.EnvVar, "")
-	err := carrier.Publish(context.Background(), carrier.OSEnv{}, attr.FromStrings("a", "1"), func(context.Context) error {
+	err := carrier.Publish(context.Background(), environ.OS{}, attr.FromStrings("a", "1"), func(context.Context) error {
 		if got := os.Getenv(carrier.EnvVar); got != "a=1" {
 			t.Errorf("inside: %q", got)
 		}
@@ -161,7 +163,7 @@ func TestPublishProcessEnvEmpty(t *testing.T) {
 func TestBeginEndOutOfOrder(t *testing.T) {
 	t.Parallel()
 	t.Run("middle first", func(t *testing.T) {
-		env := carrier.MapEnv{carrier.EnvVar: "orig"}
+		env := environ.Map{carrier.EnvVar: "orig"}
 		ctx1, p1 := begin(t, context.Background(), env, rank(1))
 		ctx2, p2 := begin(t, ctx1, env, rank(2))
 		ctx3, p3 := begin(t, ctx2, env, rank(3))
@@ -192,8 +194,8 @@ func TestBeginEndOutOfOrder(t *testing.T) {
 		wantState(t, "end", env, `"orig"`)
 	})
 	t.Run("outer first, two environments", func(t *testing.T) {
-		envA := carrier.MapEnv{}
-		envB := carrier.MapEnv{carrier.EnvVar: ""}
+		envA := environ.Map{}
+		envB := environ.Map{carrier.EnvVar: ""}
 		ctx1, p1 := begin(t, context.Background(), envA, rank(1))
 		_, p2 := begin(t, ctx1, envB, rank(2))
 		if err := p1.End(); !errors.Is(err, carrier.ErrOutOfOrder) {
@@ -216,7 +218,7 @@ func TestBeginEndOutOfOrder(t *testing.T) {
 
 func TestEndTwice(t *testing.T) {
 	t.Parallel()
-	env := carrier.MapEnv{carrier.EnvVar: "orig"}
+	env := environ.Map{carrier.EnvVar: "orig"}
 	_, p := begin(t, context.Background(), env, rank(1))
 	if err := p.End(); err != nil {
 		t.Fatal(err)
@@ -238,10 +240,10 @@ func TestEndTwice(t *testing.T) {
 
 func TestBeginWaitsForAnotherGoroutine(t *testing.T) {
 	t.Parallel()
-	envA := carrier.MapEnv{}
+	envA := environ.Map{}
 	_, p := begin(t, context.Background(), envA, rank(1))
 
-	envB := carrier.MapEnv{carrier.EnvVar: "b"}
+	envB := environ.Map{carrier.EnvVar: "b"}
 	// A deadline while waiting.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -292,7 +294,7 @@ func TestBeginWaitsForAnotherGoroutine(t *testing.T) {
 // does not matter.
 func TestBeginDoneContext(t *testing.T) {
 	t.Parallel()
-	env := carrier.MapEnv{}
+	env := environ.Map{}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for range 50 {
@@ -320,7 +322,7 @@ func TestBeginDoneContext(t *testing.T) {
 // waits for the outer one, i.e. until its own context is done.
 func TestBeginNestedWithoutContext(t *testing.T) {
 	t.Parallel()
-	env := carrier.MapEnv{}
+	env := environ.Map{}
 	err := carrier.Publish(context.Background(), env, rank(1), func(context.Context) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
@@ -335,7 +337,7 @@ func TestBeginNestedWithoutContext(t *testing.T) {
 
 // failEnv is a MapEnv whose writes can fail.
 type failEnv struct {
-	carrier.MapEnv
+	environ.Map
 	failSet, failUnset bool
 }
 
@@ -345,14 +347,14 @@ func (e failEnv) Setenv(k, v string) error {
 	if e.failSet {
 		return errEnv
 	}
-	return e.MapEnv.Setenv(k, v)
+	return e.Map.Setenv(k, v)
 }
 
 func (e failEnv) Unsetenv(k string) error {
 	if e.failUnset {
 		return errEnv
 	}
-	return e.MapEnv.Unsetenv(k)
+	return e.Map.Unsetenv(k)
 }
 
 func TestPublishEnvErrors(t *testing.T) {
@@ -363,7 +365,7 @@ func TestPublishEnvErrors(t *testing.T) {
 	// Set fails: nothing is published, the body does not run, the guard is
 	// released.
 	ran := false
-	err := carrier.Publish(ctx, failEnv{MapEnv: carrier.MapEnv{}, failSet: true}, rank(1), func(context.Context) error {
+	err := carrier.Publish(ctx, failEnv{Map: environ.Map{}, failSet: true}, rank(1), func(context.Context) error {
 		ran = true
 		return nil
 	})
@@ -372,14 +374,14 @@ func TestPublishEnvErrors(t *testing.T) {
 	}
 
 	// The restore fails: joined with the body's error.
-	env := failEnv{MapEnv: carrier.MapEnv{}, failUnset: true}
+	env := failEnv{Map: environ.Map{}, failUnset: true}
 	err = carrier.Publish(ctx, env, rank(1), func(context.Context) error { return errBody })
 	if !errors.Is(err, errBody) || !errors.Is(err, errEnv) {
 		t.Errorf("Publish with a failing restore = %v, want both errors", err)
 	}
 
 	// Begin reports dropped entries.
-	_, p, dropped, err := carrier.Begin(ctx, carrier.MapEnv{}, attr.FromStrings("a,b", "1"))
+	_, p, dropped, err := carrier.Begin(ctx, environ.Map{}, attr.FromStrings("a,b", "1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +408,7 @@ func TestPublishConcurrentProcessEnv(t *testing.T) {
 			for i := range iterations {
 				m := attr.NewMap(attr.Entry{Key: "g", Value: attr.Int(g)}, attr.Entry{Key: "i", Value: attr.Int(i)})
 				want := fmt.Sprintf("g=%d,i=%d", g, i)
-				err := carrier.Publish(context.Background(), carrier.OSEnv{}, m, func(ctx context.Context) error {
+				err := carrier.Publish(context.Background(), environ.OS{}, m, func(ctx context.Context) error {
 					bodies.Add(1)
 					if got := os.Getenv(carrier.EnvVar); got != want {
 						return fmt.Errorf("body sees %q, want %q", got, want)
@@ -414,7 +416,7 @@ func TestPublishConcurrentProcessEnv(t *testing.T) {
 					if i%10 != 0 {
 						return nil
 					}
-					err := carrier.Publish(ctx, carrier.OSEnv{}, attr.FromStrings("inner", want), func(context.Context) error {
+					err := carrier.Publish(ctx, environ.OS{}, attr.FromStrings("inner", want), func(context.Context) error {
 						if got := os.Getenv(carrier.EnvVar); got != "inner="+carrier.Encode(want) {
 							return fmt.Errorf("nested body sees %q", got)
 						}

@@ -9,9 +9,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/nemolens/lens-go/environ"
+
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/internal/vectors"
+	"github.com/nemolens/lens-go/internal/testvectors"
 )
 
 func droppedKeys(d []carrier.Dropped) []string {
@@ -22,7 +24,7 @@ func droppedKeys(d []carrier.Dropped) []string {
 	return keys
 }
 
-func wantDropped(v vectors.Vector) []string {
+func wantDropped(v testvectors.Vector) []string {
 	if v.Dropped == nil {
 		return []string{}
 	}
@@ -30,7 +32,7 @@ func wantDropped(v vectors.Vector) []string {
 }
 
 func TestVectorsParse(t *testing.T) {
-	for _, v := range vectors.ForOp(t, "parse") {
+	for _, v := range testvectors.ForOp(t, "parse") {
 		t.Run(v.ID, func(t *testing.T) {
 			text, _, err := v.Text()
 			if err != nil {
@@ -48,7 +50,7 @@ func TestVectorsParse(t *testing.T) {
 }
 
 func TestVectorsFormat(t *testing.T) {
-	for _, v := range vectors.ForOp(t, "format") {
+	for _, v := range testvectors.ForOp(t, "format") {
 		t.Run(v.ID, func(t *testing.T) {
 			in, err := v.InputMap()
 			if err != nil {
@@ -74,7 +76,7 @@ func TestVectorsFormat(t *testing.T) {
 }
 
 func TestVectorsCompose(t *testing.T) {
-	for _, v := range vectors.ForOp(t, "compose") {
+	for _, v := range testvectors.ForOp(t, "compose") {
 		t.Run(v.ID, func(t *testing.T) {
 			want, err := v.ExpectedMap()
 			if err != nil {
@@ -99,7 +101,7 @@ func TestVectorsCompose(t *testing.T) {
 }
 
 func TestVectorsExtend(t *testing.T) {
-	for _, v := range vectors.ForOp(t, "extend") {
+	for _, v := range testvectors.ForOp(t, "extend") {
 		t.Run(v.ID, func(t *testing.T) {
 			text, _, err := v.Text()
 			if err != nil {
@@ -121,7 +123,7 @@ func TestVectorsExtend(t *testing.T) {
 }
 
 func TestVectorsInteger(t *testing.T) {
-	for _, v := range vectors.ForOp(t, "integer") {
+	for _, v := range testvectors.ForOp(t, "integer") {
 		t.Run(v.ID, func(t *testing.T) {
 			var in string
 			if err := json.Unmarshal(v.Input, &in); err != nil {
@@ -145,9 +147,9 @@ func TestVectorsInteger(t *testing.T) {
 }
 
 func TestVectorsSet(t *testing.T) {
-	for _, v := range vectors.ForOp(t, "set") {
+	for _, v := range testvectors.ForOp(t, "set") {
 		t.Run(v.ID, func(t *testing.T) {
-			env := carrier.MapEnv(maps.Clone(v.Env))
+			env := environ.Map(maps.Clone(v.Env))
 			want, _, _ := v.ExpectedString()
 			got, _, err := carrier.Set(env, v.Attributes.M)
 			if err != nil {
@@ -166,13 +168,13 @@ func TestVectorsSet(t *testing.T) {
 var errBody = errors.New("body failed")
 
 func TestVectorsPublish(t *testing.T) {
-	for _, v := range vectors.ForOp(t, "publish") {
+	for _, v := range testvectors.ForOp(t, "publish") {
 		for _, mode := range []string{"error", "panic"} {
 			if !v.Raise && mode == "panic" {
 				continue
 			}
 			t.Run(v.ID+"/"+mode, func(t *testing.T) {
-				env := carrier.MapEnv(maps.Clone(v.Env))
+				env := environ.Map(maps.Clone(v.Env))
 				var trace []*string
 				record := func() {
 					if s, ok := env.LookupEnv(carrier.EnvVar); ok {
@@ -245,7 +247,7 @@ func showAll(ss []*string) []string {
 }
 
 func TestVectorsDuplicateKeys(t *testing.T) {
-	for _, v := range vectors.ForOp(t, "duplicate_keys") {
+	for _, v := range testvectors.ForOp(t, "duplicate_keys") {
 		t.Run(v.ID, func(t *testing.T) {
 			text, _, _ := v.Text()
 			var want []string
@@ -260,7 +262,7 @@ func TestVectorsDuplicateKeys(t *testing.T) {
 }
 
 func TestVectorsCheck(t *testing.T) {
-	for _, v := range vectors.ForOp(t, "check") {
+	for _, v := range testvectors.ForOp(t, "check") {
 		t.Run(v.ID, func(t *testing.T) {
 			var want struct {
 				OK                                    bool

@@ -10,8 +10,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/nemolens/lens-go/environ"
+
 	lens "github.com/nemolens/lens-go"
-	"github.com/nemolens/lens-go/carrier"
 )
 
 // app is one invocation of the lens command. Everything it touches outside
@@ -22,8 +23,8 @@ type app struct {
 	stdout, stderr io.Writer
 	// env is the environment the command reads. For "lens exec" the child's
 	// environment is env's Environ() []string when it has that method (as
-	// carrier.MapEnv does) and os.Environ() otherwise.
-	env carrier.Lookuper
+	// environ.Map does) and os.Environ() otherwise.
+	env environ.Lookuper
 	// hostname is the host name probe; nil means os.Hostname.
 	hostname func() (string, error)
 	// notify and stopNotify subscribe to signals for "lens exec" (signal.Notify
@@ -39,14 +40,14 @@ type app struct {
 // run executes the lens command line args (without the program name) and
 // returns the exit status. It is the whole command except signal
 // subscription, which main adds.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env carrier.Lookuper) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env environ.Lookuper) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: env}
 	return a.main(ctx, args)
 }
 
 func (a *app) main(ctx context.Context, args []string) int {
 	if a.env == nil {
-		a.env = carrier.OSEnv{}
+		a.env = environ.OS{}
 	}
 	if a.stdin == nil {
 		a.stdin = strings.NewReader("")
@@ -63,7 +64,7 @@ const LogLevelEnv = "LENS_LOG_LEVEL"
 
 // logLevel reads LENS_LOG_LEVEL: debug, info, warn or error (any case);
 // anything else, or nothing, is error.
-func logLevel(env carrier.Lookuper) slog.Level {
+func logLevel(env environ.Lookuper) slog.Level {
 	v, _ := env.LookupEnv(LogLevelEnv)
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(strings.TrimSpace(v))); err != nil {
@@ -72,7 +73,7 @@ func logLevel(env carrier.Lookuper) slog.Level {
 	return l
 }
 
-func newLogger(w io.Writer, env carrier.Lookuper) *slog.Logger {
+func newLogger(w io.Writer, env environ.Lookuper) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevel(env)}))
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/internal/cli"
-	"github.com/nemolens/lens-go/resources"
+	"github.com/nemolens/lens-go/detect"
 )
 
 var detectCommand = &command{
@@ -47,33 +47,40 @@ output becomes {"attributes": OBJECT, "explain": [{"key", "source", "notes"}]}
 			if *explain && format.value == "env" {
 				return usagef("--explain cannot be combined with --format env")
 			}
-			opts := a.detectOptions()
+			var e *detect.Explanation
 			if *explain {
-				opts.Explain = &resources.Explanation{}
+				e = &detect.Explanation{}
 			}
+			opts := append(a.detectOptions(), detect.WithExplanation(e))
 			var m *attr.Map
 			switch only.value {
 			case "local":
-				m = resources.DetectLocal(ctx, opts)
+				m = detect.Local(ctx, opts...)
 			case "slurm":
-				m = resources.DetectSlurm(opts)
+				m = detect.Slurm(ctx, opts...)
 			case "kubernetes":
-				m = resources.DetectKubernetes(opts)
+				m = detect.Kubernetes(ctx, opts...)
 			default:
-				m = resources.Detect(ctx, opts)
+				m = detect.All(ctx, opts...)
 			}
-			return a.writeAttrs("detect", format.value, m, opts.Explain)
+			return a.writeAttrs("detect", format.value, m, e)
 		}
 	},
 }
 
-func (a *app) detectOptions() resources.Options {
-	return resources.Options{Env: a.env, Hostname: a.hostname, Logger: a.logger}
+// detectOptions are the detection options of every command: lens's
+// environment, host-name probe and logger.
+func (a *app) detectOptions() []detect.Option {
+	opts := []detect.Option{detect.WithEnv(a.env), detect.WithLogger(a.logger)}
+	if a.hostname != nil {
+		opts = append(opts, detect.WithHostname(a.hostname))
+	}
+	return opts
 }
 
 // writeAttrs prints m in format (text, json or env) with the explanation
 // when e is not nil.
-func (a *app) writeAttrs(name, format string, m *attr.Map, e *resources.Explanation) error {
+func (a *app) writeAttrs(name, format string, m *attr.Map, e *detect.Explanation) error {
 	switch format {
 	case "json":
 		if e == nil {
@@ -121,7 +128,7 @@ func (a *app) writeAttrs(name, format string, m *attr.Map, e *resources.Explanat
 }
 
 // writeTable prints the attributes as an aligned table for people.
-func (a *app) writeTable(m *attr.Map, e *resources.Explanation) error {
+func (a *app) writeTable(m *attr.Map, e *detect.Explanation) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 	header := "KEY\tVALUE\tTYPE"
 	if e != nil {

@@ -9,15 +9,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nemolens/lens-go/environ"
+
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/internal/cli"
-	"github.com/nemolens/lens-go/resources"
 )
 
 // runApp runs lens in-process with a fixed host name.
-func runApp(t *testing.T, env carrier.MapEnv, args ...string) result {
+func runApp(t *testing.T, env environ.Map, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	a := &app{stdout: &stdout, stderr: &stderr, env: env, hostname: func() (string, error) { return "node-7", nil }}
@@ -25,7 +27,7 @@ func runApp(t *testing.T, env carrier.MapEnv, args ...string) result {
 	return result{stdout.String(), stderr.String(), code}
 }
 
-var detectEnv = carrier.MapEnv{
+var detectEnv = environ.Map{
 	"SLURM_JOB_ID":         "12",
 	"SLURM_JOB_NUM_NODES":  "4",
 	"SLURM_STEP_ID":        "0",
@@ -35,10 +37,8 @@ var detectEnv = carrier.MapEnv{
 	carrier.EnvVar:         "slurm.nnodes=abc",
 }
 
-func detectLib(env carrier.MapEnv, e *resources.Explanation) *attr.Map {
-	return resources.Detect(context.Background(), resources.Options{
-		Env: env, Hostname: func() (string, error) { return "node-7", nil }, Explain: e,
-	})
+func detectLib(env environ.Map, e *detect.Explanation) *attr.Map {
+	return detect.All(context.Background(), detect.WithEnv(env), detect.WithHostname(func() (string, error) { return "node-7", nil }), detect.WithExplanation(e))
 }
 
 func TestDetectFormats(t *testing.T) {
@@ -91,7 +91,7 @@ type explained struct {
 
 func TestDetectExplain(t *testing.T) {
 	t.Parallel()
-	e := &resources.Explanation{}
+	e := &detect.Explanation{}
 	lib := detectLib(detectEnv, e)
 
 	r := runApp(t, detectEnv, "detect", "--format", "json", "--explain")
@@ -138,11 +138,11 @@ func TestDetectOnly(t *testing.T) {
 	env["KUBERNETES_SERVICE_HOST"] = "10.0.0.1"
 	env["K8S_POD_NAME"] = "p"
 	ctx := context.Background()
-	opts := resources.Options{Env: env, Hostname: func() (string, error) { return "node-7", nil }}
+	opts := []detect.Option{detect.WithEnv(env), detect.WithHostname(func() (string, error) { return "node-7", nil })}
 	for only, want := range map[string]*attr.Map{
-		"local":      resources.DetectLocal(ctx, opts),
-		"slurm":      resources.DetectSlurm(opts),
-		"kubernetes": resources.DetectKubernetes(opts),
+		"local":      detect.Local(ctx, opts...),
+		"slurm":      detect.Slurm(context.Background(), opts...),
+		"kubernetes": detect.Kubernetes(context.Background(), opts...),
 	} {
 		r := runApp(t, env, "detect", "--only", only, "--format", "json")
 		w, _ := cli.AppendObject(nil, want)
@@ -155,7 +155,7 @@ func TestDetectOnly(t *testing.T) {
 func TestResource(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := carrier.MapEnv{
+	env := environ.Map{
 		"NEMO_LENS_RUN_ID":     "run1",
 		"OTEL_SERVICE_NAME":    "svc",
 		"CUDA_VISIBLE_DEVICES": "",
@@ -186,12 +186,12 @@ func TestResource(t *testing.T) {
 	}
 
 	// The same attributes as the resource lens.NewResource builds.
-	cfg, err := lens.ConfigFromEnv(env, "", "")
+	cfg, err := lens.FromEnv(lens.WithEnv(env))
 	if err != nil {
 		t.Fatal(err)
 	}
 	caller := attr.FromStrings("nv.dl.world_size", "8", "caller", "x")
-	opts := []lens.Option{lens.WithEnv(env), lens.WithResourceAttributes(caller)}
+	opts := []lens.Option{lens.WithEnv(env), lens.WithResourceAttributes(caller.KeyValues()...)}
 	res, err := lens.NewResource(ctx, cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +218,7 @@ func TestResource(t *testing.T) {
 
 func TestResourceRunID(t *testing.T) {
 	t.Parallel()
-	env := carrier.MapEnv{"SLURM_JOB_ID": "77", "CUDA_VISIBLE_DEVICES": "0"}
+	env := environ.Map{"SLURM_JOB_ID": "77", "CUDA_VISIBLE_DEVICES": "0"}
 	r := runIn(t, env, "", "resource", "--format", "json", "--explain")
 	var got explained
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 0 {
@@ -245,7 +245,7 @@ func TestResourceRunID(t *testing.T) {
 	}
 
 	// No SLURM_JOB_ID: a random 12-hex id.
-	r = runIn(t, carrier.MapEnv{"CUDA_VISIBLE_DEVICES": "0"}, "", "resource", "--format", "json")
+	r = runIn(t, environ.Map{"CUDA_VISIBLE_DEVICES": "0"}, "", "resource", "--format", "json")
 	m, err = decodeOutput([]byte(r.stdout))
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +257,7 @@ func TestResourceRunID(t *testing.T) {
 
 func TestResourceConfigError(t *testing.T) {
 	t.Parallel()
-	r := runIn(t, carrier.MapEnv{"NEMO_LENS_METRICS_ENABLED": "perhaps"}, "", "resource")
+	r := runIn(t, environ.Map{"NEMO_LENS_METRICS_ENABLED": "perhaps"}, "", "resource")
 	if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, "lens resource: configuration: ") || !strings.Contains(r.stderr, "NEMO_LENS_METRICS_ENABLED") {
 		t.Errorf("lens resource with a bad config: %v", r)
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/internal/shellquote"
-	"github.com/nemolens/lens-go/resources"
-	"github.com/nemolens/lens-go/semconv"
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 var envCommand = &command{
@@ -38,7 +38,7 @@ byte for byte whatever it holds:
 	setup: func(fs *flag.FlagSet) runFunc {
 		stage := choiceFlag(fs, "stage", "", "launch `stage`: sbatch or task (required)", "sbatch", "task")
 		image := fs.String("container-image", "", "container `image` to record as nv.dl.launch.container.image (task only)")
-		return func(_ context.Context, a *app, args []string) error {
+		return func(ctx context.Context, a *app, args []string) error {
 			if err := noArgs(args); err != nil {
 				return err
 			}
@@ -48,11 +48,11 @@ byte for byte whatever it holds:
 			case *image != "" && stage.value != "task":
 				return usagef("--container-image requires --stage task")
 			}
-			additions := resources.DetectSlurm(a.detectOptions())
+			additions := detect.Slurm(ctx, a.detectOptions()...)
 			switch stage.value {
 			case "sbatch":
-				additions.Delete(semconv.SlurmTopologyAddr)
-				additions.Delete(semconv.SlurmTopologyAddrPattern)
+				additions.Delete(lensconv.SlurmTopologyAddr)
+				additions.Delete(lensconv.SlurmTopologyAddrPattern)
 			case "task":
 				hostname := a.hostname
 				if hostname == nil {
@@ -62,9 +62,9 @@ byte for byte whatever it holds:
 				if err != nil {
 					return fmt.Errorf("host name: %w", err)
 				}
-				additions.Set(semconv.HostName, attr.String(host))
+				additions.Set(lensconv.HostName, attr.String(host))
 				if *image != "" {
-					additions.Set(semconv.NVDLLaunchContainerImage, attr.String(*image))
+					additions.Set(lensconv.NVDLLaunchContainerImage, attr.String(*image))
 				}
 			}
 			current, _ := a.env.LookupEnv(carrier.EnvVar)

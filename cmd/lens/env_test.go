@@ -1,16 +1,19 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/nemolens/lens-go/environ"
+
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/internal/shellquote"
-	"github.com/nemolens/lens-go/resources"
-	"github.com/nemolens/lens-go/semconv"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 // hostile holds text a shell would interpret if it were not quoted right.
@@ -35,19 +38,19 @@ func hostileEnv() map[string]string {
 // library: Extend(carrier, defaults = DetectSlurm + the stage's keys).
 func wantEnvValue(t *testing.T, env map[string]string, stage, image string) string {
 	t.Helper()
-	add := resources.DetectSlurm(resources.Options{Env: carrier.MapEnv(env)})
+	add := detect.Slurm(context.Background(), detect.WithEnv(environ.Map(env)))
 	switch stage {
 	case "sbatch":
-		add.Delete(semconv.SlurmTopologyAddr)
-		add.Delete(semconv.SlurmTopologyAddrPattern)
+		add.Delete(lensconv.SlurmTopologyAddr)
+		add.Delete(lensconv.SlurmTopologyAddrPattern)
 	case "task":
 		host, err := os.Hostname()
 		if err != nil {
 			t.Fatal(err)
 		}
-		add.Set(semconv.HostName, attr.String(host))
+		add.Set(lensconv.HostName, attr.String(host))
 		if image != "" {
-			add.Set(semconv.NVDLLaunchContainerImage, attr.String(image))
+			add.Set(lensconv.NVDLLaunchContainerImage, attr.String(image))
 		}
 	}
 	want, _ := carrier.Extend(env[carrier.EnvVar], add, nil)
@@ -101,10 +104,10 @@ func TestEnvEvalRoundTrip(t *testing.T) {
 						t.Errorf("key %q missing from %q", k, out)
 					}
 				}
-				if v, _ := got.Get(semconv.SlurmJobName); v.AsString() != "from-launch" {
+				if v, _ := got.Get(lensconv.SlurmJobName); v.AsString() != "from-launch" {
 					t.Errorf("slurm.job.name = %v, want the carrier's value (existing keys win)", v)
 				}
-				if v, _ := got.Get(semconv.NVDLLaunchContainerImage); v.AsString() != image && stage == "task" {
+				if v, _ := got.Get(lensconv.NVDLLaunchContainerImage); v.AsString() != image && stage == "task" {
 					t.Errorf("image = %q, want %q", v.AsString(), image)
 				}
 			})
@@ -114,7 +117,7 @@ func TestEnvEvalRoundTrip(t *testing.T) {
 
 func TestEnvStages(t *testing.T) {
 	t.Parallel()
-	env := carrier.MapEnv{
+	env := environ.Map{
 		"SLURM_JOB_ID":                "12345",
 		"SLURM_CLUSTER_NAME":          "cluster-a",
 		"SLURMD_NODENAME":             "head-01",
@@ -180,7 +183,7 @@ func TestEnvStages(t *testing.T) {
 // (test_set_slurm_resource_attrs_task_prints_shell_export_and_preserves_inherited).
 func TestEnvReference(t *testing.T) {
 	t.Parallel()
-	env := carrier.MapEnv{
+	env := environ.Map{
 		"SLURM_JOB_ID":                "12345",
 		"SLURM_JOB_NAME":              "train,comma",
 		"SLURM_JOB_NUM_NODES":         "4",

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nemolens/lens-go/environ"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -20,7 +22,7 @@ import (
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/semconv"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 // defaultFlushTimeout bounds the telemetry shutdown of lens exec after the
@@ -84,7 +86,7 @@ unchanged.`,
 				overrides = &attr.Map{}
 			}
 			if *role != "" {
-				overrides.SetString(semconv.NVDLRole, *role)
+				overrides.SetString(lensconv.NVDLRole, *role)
 			}
 			return a.exec(ctx, args, overrides, *flush)
 		}
@@ -92,7 +94,7 @@ unchanged.`,
 }
 
 // environ returns the environment for a child: env's Environ() when it has
-// one (carrier.MapEnv), else the process environment.
+// one (environ.Map), else the process environment.
 func (a *app) environ() []string {
 	if e, ok := a.env.(interface{ Environ() []string }); ok {
 		return e.Environ()
@@ -111,20 +113,20 @@ type telemetry struct {
 // starts the span of the command. It returns nil when telemetry is off or
 // cannot be set up (after saying why on stderr).
 func (a *app) startTelemetry(ctx context.Context, args []string, caller *attr.Map) *telemetry {
-	cfg, err := lens.ConfigFromEnv(a.env, "", "")
+	cfg, err := lens.FromEnv(lens.WithEnv(a.env))
 	if err != nil {
 		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", err)
 		return nil
 	}
-	if !cfg.Enabled || !cfg.TracesEnabled {
+	if !cfg.Enabled || cfg.TracesDisabled {
 		return nil
 	}
-	cfg.MetricsEnabled, cfg.LogsEnabled = false, false
+	cfg.MetricsDisabled, cfg.LogsEnabled = true, false
 	h, err := lens.Setup(ctx, cfg,
 		lens.WithEnv(a.env),
 		lens.WithLogger(a.logger),
-		lens.WithDetectOptions(a.detectOptions()),
-		lens.WithResourceAttributes(caller),
+		lens.WithDetectOptions(a.detectOptions()...),
+		lens.WithResourceAttributes(caller.KeyValues()...),
 		lens.WithConsoleWriter(a.stderr),
 		lens.WithoutGlobals(),
 		lens.WithAllowReinit(), // in-process tests run commands in parallel
@@ -179,8 +181,8 @@ func (t *telemetry) end(a *app, status int, detail string, timeout time.Duration
 }
 
 // lookupCarrier reads TRACEPARENT/TRACESTATE for the propagator from a
-// carrier.Lookuper.
-type lookupCarrier struct{ env carrier.Lookuper }
+// environ.Lookuper.
+type lookupCarrier struct{ env environ.Lookuper }
 
 func (c lookupCarrier) Get(key string) string {
 	v, _ := c.env.LookupEnv(strings.ToUpper(key))

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nemolens/lens-go/environ"
+
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
 )
@@ -49,7 +51,7 @@ func childEnviron(t *testing.T, stdout string) map[string]string {
 	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &list); err != nil {
 		t.Fatalf("child output %q: %v", stdout, err)
 	}
-	return carrier.EnvFromList(list)
+	return environ.FromList(list)
 }
 
 func TestExecExitStatus(t *testing.T) {
@@ -212,7 +214,7 @@ func TestExecCarrier(t *testing.T) {
 
 	// In-process, with the environment injected.
 	env[helperEnvName] = "env"
-	in := runIn(t, carrier.MapEnv(env), "", args...)
+	in := runIn(t, environ.Map(env), "", args...)
 	if in.code != 0 {
 		t.Fatalf("in-process lens exec: %v", in)
 	}

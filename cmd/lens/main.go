@@ -6,11 +6,11 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
 )
 
 func main() {
-	env := carrier.OSEnv{}
+	env := environ.OS{}
 	// The library packages log through slog.Default where no logger can be
 	// injected; lens keeps them at LENS_LOG_LEVEL (default error) on stderr.
 	slog.SetDefault(newLogger(os.Stderr, env))

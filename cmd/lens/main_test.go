@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
 )
 
 // helperEnv switches the test binary into a helper child for lens exec
@@ -134,10 +134,10 @@ func runBin(t *testing.T, env map[string]string, stdin string, args ...string) r
 }
 
 // runIn runs the command in-process with an in-memory environment.
-func runIn(t *testing.T, env carrier.MapEnv, stdin string, args ...string) result {
+func runIn(t *testing.T, env environ.Map, stdin string, args ...string) result {
 	t.Helper()
 	if env == nil {
-		env = carrier.MapEnv{}
+		env = environ.Map{}
 	}
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), args, strings.NewReader(stdin), &stdout, &stderr, env)

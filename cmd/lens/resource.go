@@ -9,8 +9,8 @@ import (
 
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/attr"
-	"github.com/nemolens/lens-go/resources"
-	"github.com/nemolens/lens-go/semconv"
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 var resourceCommand = &command{
@@ -44,9 +44,9 @@ resource_attributes; type reconstruction turns the known integer fields
 			if *explain && format.value == "env" {
 				return usagef("--explain cannot be combined with --format env")
 			}
-			var e *resources.Explanation
+			var e *detect.Explanation
 			if *explain {
-				e = &resources.Explanation{}
+				e = &detect.Explanation{}
 			}
 			m, err := a.resource(ctx, attrs.m, e)
 			if err != nil {
@@ -60,8 +60,8 @@ resource_attributes; type reconstruction turns the known integer fields
 // resource returns the attributes of the resource an enabled lens.Setup
 // exports for this process's configuration with the caller attributes
 // caller, recording origins in e when it is not nil.
-func (a *app) resource(ctx context.Context, caller *attr.Map, e *resources.Explanation) (*attr.Map, error) {
-	cfg, err := lens.ConfigFromEnv(a.env, "", "")
+func (a *app) resource(ctx context.Context, caller *attr.Map, e *detect.Explanation) (*attr.Map, error) {
+	cfg, err := lens.FromEnv(lens.WithEnv(a.env))
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
@@ -79,20 +79,19 @@ func (a *app) resource(ctx context.Context, caller *attr.Map, e *resources.Expla
 	for k := range m.All() {
 		e.Record(k, "OpenTelemetry SDK")
 	}
-	opts := a.detectOptions()
-	opts.Explain = e
 	lensAttrs, err := lens.ResourceAttributes(ctx, cfg,
 		lens.WithEnv(a.env),
 		lens.WithLogger(a.logger),
-		lens.WithDetectOptions(opts),
-		lens.WithResourceAttributes(caller),
+		lens.WithDetectOptions(a.detectOptions()...),
+		lens.WithExplanation(e),
+		lens.WithResourceAttributes(caller.KeyValues()...),
 	)
 	if err != nil {
 		return nil, err
 	}
 	m.Update(lensAttrs)
 	if filled {
-		e.Note(semconv.NemoRunID, "NEMO_LENS_RUN_ID is empty: filled as Setup fills it (SLURM_JOB_ID, else a random id)")
+		e.Note(lensconv.NemoRunID, "NEMO_LENS_RUN_ID is empty: filled as Setup fills it (SLURM_JOB_ID, else a random id)")
 	}
 	return m, nil
 }

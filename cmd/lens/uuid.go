@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/nemolens/lens-go/resources"
+	"github.com/nemolens/lens-go/detect"
 )
 
 var uuidJobCommand = &command{
@@ -23,9 +23,9 @@ always exists.`,
 			if err := noArgs(args); err != nil {
 				return err
 			}
-			out := resources.DeriveJobUUID(a.env)
+			out := detect.JobUUID(a.env)
 			if *name {
-				out = resources.JobUUIDName(a.env)
+				out = detect.JobUUIDName(a.env)
 			}
 			_, err := fmt.Fprintln(a.stdout, out)
 			return err
@@ -54,9 +54,9 @@ with status 1.`,
 			var out string
 			var ok bool
 			if *name {
-				out, ok = resources.RunUUIDName(a.env, *runID)
+				out, ok = detect.RunUUIDName(a.env, *runID)
 			} else {
-				out, ok = resources.DeriveRunUUID(a.env, *runID)
+				out, ok = detect.RunUUID(a.env, *runID)
 			}
 			if !ok {
 				fmt.Fprintln(a.stderr, "lens uuid run: no run identity: no Slurm job (SLURM_JOB_ID, SLURM_ARRAY_JOB_ID) and no run id (--run-id, TORCHELASTIC_RUN_ID)")

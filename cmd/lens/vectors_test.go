@@ -14,10 +14,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nemolens/lens-go/environ"
+
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/internal/vectors"
-	"github.com/nemolens/lens-go/resources"
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/internal/testvectors"
 )
 
 // The conformance vectors run through the built binary, as
@@ -142,7 +144,7 @@ func droppedKeys(t *testing.T, stderr string) []string {
 	return keys
 }
 
-func wantDropped(v vectors.Vector) []string {
+func wantDropped(v testvectors.Vector) []string {
 	if v.Dropped == nil {
 		return []string{}
 	}
@@ -159,7 +161,7 @@ func libDroppedKeys(d []carrier.Dropped) []string {
 
 func TestCLIVectorsParse(t *testing.T) {
 	t.Parallel()
-	for _, v := range vectors.ForOp(t, "parse") {
+	for _, v := range testvectors.ForOp(t, "parse") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			if v.ExpectedHex != nil {
@@ -196,7 +198,7 @@ func TestCLIVectorsParse(t *testing.T) {
 
 func TestCLIVectorsFormat(t *testing.T) {
 	t.Parallel()
-	for _, v := range vectors.ForOp(t, "format") {
+	for _, v := range testvectors.ForOp(t, "format") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			if len(v.InputHex) > 0 && string(v.InputHex) != "null" {
@@ -237,7 +239,7 @@ func TestCLIVectorsFormat(t *testing.T) {
 
 func TestCLIVectorsExtend(t *testing.T) {
 	t.Parallel()
-	for _, v := range vectors.ForOp(t, "extend") {
+	for _, v := range testvectors.ForOp(t, "extend") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			text, _, err := v.Text()
@@ -290,7 +292,7 @@ func detectJSON(t *testing.T, env map[string]string, only string) *attr.Map {
 
 func TestCLIVectorsInteger(t *testing.T) {
 	t.Parallel()
-	for _, v := range vectors.ForOp(t, "integer") {
+	for _, v := range testvectors.ForOp(t, "integer") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			var in string
@@ -310,8 +312,8 @@ func TestCLIVectorsInteger(t *testing.T) {
 			if !got.Equal(want) {
 				t.Errorf("slurm.nnodes=%q: got %v, want %v", in, got, want)
 			}
-			if lib := resources.DetectSlurm(resources.Options{Env: carrier.MapEnv(env)}); !got.Equal(lib) {
-				t.Errorf("CLI %v disagrees with resources.DetectSlurm %v", got, lib)
+			if lib := detect.Slurm(context.Background(), detect.WithEnv(environ.Map(env))); !got.Equal(lib) {
+				t.Errorf("CLI %v disagrees with detect.DetectSlurm %v", got, lib)
 			}
 		})
 	}
@@ -319,7 +321,7 @@ func TestCLIVectorsInteger(t *testing.T) {
 
 func TestCLIVectorsDetectSlurm(t *testing.T) {
 	t.Parallel()
-	for _, v := range vectors.ForOp(t, "detect_slurm") {
+	for _, v := range testvectors.ForOp(t, "detect_slurm") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want, err := v.ExpectedMap()
@@ -330,8 +332,8 @@ func TestCLIVectorsDetectSlurm(t *testing.T) {
 			if !got.Equal(want) {
 				t.Errorf("got  %v\nwant %v", got, want)
 			}
-			if lib := resources.DetectSlurm(resources.Options{Env: carrier.MapEnv(v.Env)}); !got.Equal(lib) {
-				t.Errorf("CLI %v disagrees with resources.DetectSlurm %v", got, lib)
+			if lib := detect.Slurm(context.Background(), detect.WithEnv(environ.Map(v.Env))); !got.Equal(lib) {
+				t.Errorf("CLI %v disagrees with detect.DetectSlurm %v", got, lib)
 			}
 		})
 	}
@@ -339,13 +341,13 @@ func TestCLIVectorsDetectSlurm(t *testing.T) {
 
 func TestCLIVectorsDetectKubernetes(t *testing.T) {
 	t.Parallel()
-	_, err := os.Lstat(resources.DefaultKubernetesSecretsPath)
+	_, err := os.Lstat(detect.DefaultKubernetesSecretsPath)
 	exists := err == nil
-	for _, v := range vectors.ForOp(t, "detect_kubernetes") {
+	for _, v := range testvectors.ForOp(t, "detect_kubernetes") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			if v.SecretsPathExists != exists {
-				t.Skipf("the vector needs %s to exist: %v; on this machine: %v", resources.DefaultKubernetesSecretsPath, v.SecretsPathExists, exists)
+				t.Skipf("the vector needs %s to exist: %v; on this machine: %v", detect.DefaultKubernetesSecretsPath, v.SecretsPathExists, exists)
 			}
 			want, err := v.ExpectedMap()
 			if err != nil {
@@ -359,9 +361,9 @@ func TestCLIVectorsDetectKubernetes(t *testing.T) {
 			if v.SecretsPathExists {
 				secrets = t.TempDir()
 			}
-			lib := resources.DetectKubernetes(resources.Options{Env: carrier.MapEnv(v.Env), KubernetesSecretsPath: secrets})
+			lib := detect.Kubernetes(context.Background(), detect.WithEnv(environ.Map(v.Env)), detect.WithKubernetesSecretsPath(secrets))
 			if !got.Equal(lib) {
-				t.Errorf("CLI %v disagrees with resources.DetectKubernetes %v", got, lib)
+				t.Errorf("CLI %v disagrees with detect.DetectKubernetes %v", got, lib)
 			}
 		})
 	}
@@ -369,7 +371,7 @@ func TestCLIVectorsDetectKubernetes(t *testing.T) {
 
 func TestCLIVectorsGPUCount(t *testing.T) {
 	t.Parallel()
-	for _, v := range vectors.ForOp(t, "gpu_count") {
+	for _, v := range testvectors.ForOp(t, "gpu_count") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want, isNull, err := v.ExpectedValue()
@@ -384,13 +386,13 @@ func TestCLIVectorsGPUCount(t *testing.T) {
 				t.Errorf("host.gpu.count = %v, want %v (output %v)", n, want, got)
 			}
 			noProbe := func(context.Context) (int, bool) { return 0, false }
-			lib := resources.DetectLocal(context.Background(), resources.Options{Env: carrier.MapEnv(v.Env), GPUCount: noProbe})
+			lib := detect.Local(context.Background(), detect.WithEnv(environ.Map(v.Env)), detect.WithGPUCount(noProbe))
 			n, _ := got.Get("host.gpu.count")
 			if ln, _ := lib.Get("host.gpu.count"); !n.Equal(ln) {
-				t.Errorf("CLI host.gpu.count %v disagrees with resources.DetectLocal %v", n, lib)
+				t.Errorf("CLI host.gpu.count %v disagrees with detect.DetectLocal %v", n, lib)
 			}
 			if keys := got.Keys(); !slices.Equal(keys, lib.Keys()) {
-				t.Errorf("CLI keys %q, resources.DetectLocal keys %q", keys, lib.Keys())
+				t.Errorf("CLI keys %q, detect.DetectLocal keys %q", keys, lib.Keys())
 			}
 		})
 	}
@@ -398,7 +400,7 @@ func TestCLIVectorsGPUCount(t *testing.T) {
 
 func TestCLIVectorsJobUUID(t *testing.T) {
 	t.Parallel()
-	for _, v := range vectors.ForOp(t, "job_uuid") {
+	for _, v := range testvectors.ForOp(t, "job_uuid") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want, _, err := v.ExpectedString()
@@ -409,8 +411,8 @@ func TestCLIVectorsJobUUID(t *testing.T) {
 			if r.code != 0 || r.stdout != want+"\n" || r.stderr != "" {
 				t.Errorf("lens uuid job: %v, want %q", r, want)
 			}
-			if lib := resources.DeriveJobUUID(carrier.MapEnv(v.Env)); r.stdout != lib+"\n" {
-				t.Errorf("CLI %q disagrees with resources.DeriveJobUUID %q", r.stdout, lib)
+			if lib := detect.JobUUID(environ.Map(v.Env)); r.stdout != lib+"\n" {
+				t.Errorf("CLI %q disagrees with detect.DeriveJobUUID %q", r.stdout, lib)
 			}
 			if v.Name != "" {
 				if r := runBin(t, v.Env, "", "uuid", "job", "--name"); r.stdout != v.Name+"\n" {
@@ -423,7 +425,7 @@ func TestCLIVectorsJobUUID(t *testing.T) {
 
 func TestCLIVectorsRunUUID(t *testing.T) {
 	t.Parallel()
-	for _, v := range vectors.ForOp(t, "run_uuid") {
+	for _, v := range testvectors.ForOp(t, "run_uuid") {
 		t.Run(v.ID, func(t *testing.T) {
 			t.Parallel()
 			want, none, err := v.ExpectedString()
@@ -437,13 +439,13 @@ func TestCLIVectorsRunUUID(t *testing.T) {
 				args = append(args, "--run-id", runID)
 			}
 			r := runBin(t, v.Env, "", args...)
-			lib, ok := resources.DeriveRunUUID(carrier.MapEnv(v.Env), runID)
+			lib, ok := detect.RunUUID(environ.Map(v.Env), runID)
 			if none {
 				if r.code != 1 || r.stdout != "" || r.stderr == "" {
 					t.Errorf("lens %q: %v, want exit 1, no stdout, a message", args, r)
 				}
 				if ok {
-					t.Errorf("resources.DeriveRunUUID = %q, want none", lib)
+					t.Errorf("detect.DeriveRunUUID = %q, want none", lib)
 				}
 				return
 			}
@@ -451,7 +453,7 @@ func TestCLIVectorsRunUUID(t *testing.T) {
 				t.Errorf("lens %q: %v, want %q", args, r, want)
 			}
 			if !ok || r.stdout != lib+"\n" {
-				t.Errorf("CLI %q disagrees with resources.DeriveRunUUID %q, %v", r.stdout, lib, ok)
+				t.Errorf("CLI %q disagrees with detect.DeriveRunUUID %q, %v", r.stdout, lib, ok)
 			}
 			if v.Name != "" {
 				if r := runBin(t, v.Env, "", append(args, "--name")...); r.stdout != v.Name+"\n" {

@@ -9,7 +9,7 @@ import "log/slog"
 // Logger names, as in the Python reference.
 const (
 	Attributes = "nemo.lens.resources.attributes"
-	Semconv    = "nemo.lens.semconv.resources"
+	Semconv    = "nemo.lens.lensconv.resources"
 	Slurm      = "nemo.lens.resources.slurm"
 	Local      = "nemo.lens.resources.local"
 	Providers  = "nemo.lens.providers"

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 
+	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/e2e/internal/slurm"
-	"github.com/nemolens/lens-go/resources"
 )
 
 type detected struct {
@@ -14,15 +14,15 @@ type detected struct {
 	runUUIDOK     bool
 }
 
-// detect is the ONLY place that calls lens-go: the live process (zero
-// Options: os environment, os.Hostname, os.Getpid; nil carrier.Env: the
-// live environment). Adapt here if the library API changes.
-func detect(ctx context.Context) detected {
+// detectAll is the ONLY place that calls lens-go: the live process (no
+// options: os environment, os.Hostname, os.Getpid; nil environ.Lookuper:
+// the live environment). Adapt here if the library API changes.
+func detectAll(ctx context.Context) detected {
 	var d detected
-	d.slurm = slurm.EncodeAttrs(resources.DetectSlurm(resources.Options{}))
-	d.detect = slurm.EncodeAttrs(resources.Detect(ctx, resources.Options{}))
-	d.jobUUID = resources.DeriveJobUUID(nil)
-	d.runUUID, d.runUUIDOK = resources.DeriveRunUUID(nil, "")
+	d.slurm = slurm.EncodeAttrs(detect.Slurm(ctx))
+	d.detect = slurm.EncodeAttrs(detect.All(ctx))
+	d.jobUUID = detect.JobUUID(nil)
+	d.runUUID, d.runUUIDOK = detect.RunUUID(nil, "")
 	return d
 }
 

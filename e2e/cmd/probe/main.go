@@ -51,7 +51,7 @@ func run(dir, label string) error {
 				rec.Error = fmt.Sprintf("detector panicked: %v", p)
 			}
 		}()
-		r := detect(context.Background())
+		r := detectAll(context.Background())
 		rec.Slurm, rec.Detect = r.slurm, r.detect
 		rec.JobUUID, rec.RunUUID, rec.RunUUIDOK = r.jobUUID, r.runUUID, r.runUUIDOK
 	}()

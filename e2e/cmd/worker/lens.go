@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -24,7 +26,7 @@ import (
 // runWorker is the whole instrumented program: configuration from the
 // environment, Setup, one span (continuing $TRACEPARENT), Shutdown.
 func runWorker(ctx context.Context, o *options, rec *worker.Record) error {
-	cfg, err := lens.FromEnv("", "")
+	cfg, err := lens.FromEnv()
 	if err != nil {
 		return fmt.Errorf("lens.FromEnv: %w", err)
 	}
@@ -34,8 +36,7 @@ func runWorker(ctx context.Context, o *options, rec *worker.Record) error {
 		if err != nil {
 			return err
 		}
-		opts = append(opts, lens.WithResourceAttributes(attr.NewMap(
-			attr.Entry{Key: "nv.dl.rank", Value: attr.Int(rank)})))
+		opts = append(opts, lens.WithResourceAttributes(attribute.Int("nv.dl.rank", rank)))
 	}
 	h, err := lens.Setup(ctx, cfg, opts...)
 	if err != nil {

@@ -1,0 +1,90 @@
+package detect
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/internal/logx"
+	"github.com/nemolens/lens-go/lensconv"
+)
+
+const envCUDAVisibleDevices = "CUDA_VISIBLE_DEVICES"
+
+// Local returns the attributes of the live process (SPEC §1.2), in this
+// order:
+//
+//   - host.name: the host name ([WithHostname], default os.Hostname);
+//     always present;
+//   - process.pid: [WithPID], default os.Getpid(); always present, int;
+//   - host.gpu.count (int): when CUDA_VISIBLE_DEVICES is present, 0 if its
+//     value is blank after trimming, else the number of comma-separated items
+//     (not validated: "0,,2" → 3, "GPU-a,GPU-b" → 2, "-1" → 1) — no
+//     subprocess is started then; when it is absent, the probe of
+//     [WithGPUCount] (default [NvidiaSMIGPUCount], bounded by ctx) decides,
+//     and a failed probe omits the key.
+//
+// Port decision: the reference's socket.gethostname() cannot fail; when the
+// Go host-name lookup fails, host.name is "" (so the key stays present) and
+// a WARNING is logged.
+//
+// Options used: WithEnv, WithHostname, WithPID, WithGPUCount, WithLogger,
+// WithExplanation.
+func Local(ctx context.Context, opts ...Option) *attr.Map {
+	c := newConfig(opts)
+	m := attr.WithCapacity(3)
+	localInto(ctx, &c, m)
+	return m
+}
+
+func localInto(ctx context.Context, c *config, m *attr.Map) {
+	e := c.explain
+	hostname := c.hostname
+	if hostname == nil {
+		hostname = os.Hostname
+	}
+	host, err := hostname()
+	if err != nil {
+		logx.Logger(c.logger, logx.Local).Warn("cannot read the host name; host.name is empty", "error", err)
+		host = ""
+		if e != nil {
+			e.Record(lensconv.HostName, "hostname", "host-name lookup failed: "+err.Error())
+		}
+	} else {
+		e.Record(lensconv.HostName, "hostname")
+	}
+	m.Set(lensconv.HostName, attr.String(host))
+
+	pid := c.pid
+	if pid == 0 {
+		pid = os.Getpid()
+	}
+	m.Set(lensconv.ProcessPID, attr.Int(pid))
+	e.Record(lensconv.ProcessPID, "pid")
+
+	if cvd, ok := c.env.LookupEnv(envCUDAVisibleDevices); ok {
+		m.Set(lensconv.HostGPUCount, attr.Int(countVisibleDevices(cvd)))
+		e.Record(lensconv.HostGPUCount, "env "+envCUDAVisibleDevices)
+		return
+	}
+	probe, source := c.gpuCount, "gpu probe"
+	if probe == nil {
+		probe, source = NvidiaSMIGPUCount, "nvidia-smi"
+	}
+	if n, ok := probe(ctx); ok {
+		m.Set(lensconv.HostGPUCount, attr.Int(n))
+		e.Record(lensconv.HostGPUCount, source)
+	} else if e != nil {
+		e.Note(lensconv.HostGPUCount, "CUDA_VISIBLE_DEVICES is absent and "+source+" reported no GPU (missing, failed or timed out): host.gpu.count not emitted")
+	}
+}
+
+// countVisibleDevices is host.gpu.count for a present CUDA_VISIBLE_DEVICES.
+func countVisibleDevices(v string) int {
+	if carrier.TrimSpace(v) == "" {
+		return 0
+	}
+	return strings.Count(v, ",") + 1
+}
