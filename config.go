@@ -1,28 +1,24 @@
 package lens
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-
-	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
 // Default values of the configuration (SPEC §7).
 const (
-	// DefaultPrefix is the prefix of the configuration variables read by
-	// [FromEnv] when it is given the empty prefix.
-	DefaultPrefix = "NEMO_LENS"
+	// DefaultPrefix is the prefix of the configuration variables [FromEnv]
+	// reads unless [WithPrefix] says otherwise.
+	DefaultPrefix = telemetry.DefaultPrefix
 	// DefaultServiceName is the service name used when none is configured.
-	DefaultServiceName = "nemo"
+	DefaultServiceName = telemetry.DefaultServiceName
 	// DefaultSpanGroups is the default value of [Config.SpanGroups].
-	DefaultSpanGroups = "default"
+	DefaultSpanGroups = telemetry.DefaultSpanGroups
 	// ExporterOTLP selects the OTLP exporters (gRPC or HTTP/protobuf, chosen
 	// by OTEL_EXPORTER_OTLP_PROTOCOL and its per-signal forms).
-	ExporterOTLP = "otlp"
+	ExporterOTLP = telemetry.ExporterOTLP
 	// ExporterConsole selects the stdout exporters, writing to the console
 	// writer ([WithConsoleWriter]; os.Stdout by default).
-	ExporterConsole = "console"
+	ExporterConsole = telemetry.ExporterConsole
 )
 
 // Config is the telemetry configuration (SPEC §7), the Go form of the
@@ -57,12 +53,16 @@ type Config struct {
 	// ("default"). Setup does not interpret it; it is carried for the
 	// instrumentations that read the configuration.
 	SpanGroups string
-	// Exporter is "otlp" or "console"; "" means "otlp". Any other value makes
-	// an enabled Setup fail with [ErrUnknownExporter].
+	// Exporter is "otlp" or "console"; "" means "otlp". It applies to every
+	// signal whose OTEL_<SIGNAL>_EXPORTER is unset (see the package
+	// documentation, "Standard OpenTelemetry switches"). Any other value
+	// makes an enabled Setup fail with [ErrUnknownExporter].
 	Exporter string
 	// RunID is the run id (nemo.run.id and the prefix of the rank-derived
-	// service.instance.id). An enabled Setup fills an empty one (SPEC §6.2;
-	// see [NewRunID]).
+	// service.instance.id), the same for every process of a run. An enabled
+	// Setup fills an empty one (see [NewRunID]) and hands it to the
+	// processes this one starts (see the package documentation, "Run
+	// identity across processes").
 	RunID string
 	// User is the user id (nemo.user.id). FromEnv reads it from <prefix>_USER_ID.
 	User string
@@ -80,45 +80,27 @@ func DefaultConfig() Config { return Config{}.withDefaults() }
 
 // withDefaults returns c with its empty string fields replaced by their
 // defaults (the run id stays as it is).
-func (c Config) withDefaults() Config {
-	if c.ServiceName == "" {
-		c.ServiceName = DefaultServiceName
-	}
-	if c.SpanGroups == "" {
-		c.SpanGroups = DefaultSpanGroups
-	}
-	if c.Exporter == "" {
-		c.Exporter = ExporterOTLP
-	}
-	return c
-}
+func (c Config) withDefaults() Config { return Config(telemetry.Config(c).WithDefaults()) }
 
 // Errors reported for invalid configuration values; test with errors.Is.
 var (
 	// ErrInvalidBool: a boolean variable holds something other than
 	// 1/0, true/false, yes/no or on/off (any case).
-	ErrInvalidBool = errors.New("expected a boolean (1/0, true/false, yes/no, on/off)")
+	ErrInvalidBool = telemetry.ErrInvalidBool
 	// ErrInvalidProtocol: an OTLP protocol variable holds something other
-	// than "grpc" or "http/protobuf".
-	ErrInvalidProtocol = errors.New(`expected "grpc" or "http/protobuf"`)
-	// ErrUnknownExporter: Config.Exporter is neither "otlp" nor "console".
-	ErrUnknownExporter = errors.New(`unknown exporter (want "otlp" or "console")`)
+	// than "grpc" or "http/protobuf" (for example "http/json", which the
+	// OpenTelemetry Go exporters do not implement).
+	ErrInvalidProtocol = telemetry.ErrInvalidProtocol
+	// ErrUnknownExporter: Config.Exporter is neither "otlp" nor "console",
+	// or OTEL_<SIGNAL>_EXPORTER is none of "otlp", "console" and "none".
+	ErrUnknownExporter = telemetry.ErrUnknownExporter
 )
 
-// ConfigError reports an environment variable whose value cannot be used.
-// Err wraps the reason ([ErrInvalidBool], [ErrInvalidProtocol]).
-type ConfigError struct {
-	Var   string // the variable's name, e.g. NEMO_LENS_ENABLED
-	Value string // its value as read (untrimmed)
-	Err   error
-}
-
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("lens: %s=%q: %v", e.Var, e.Value, e.Err)
-}
-
-// Unwrap returns the reason.
-func (e *ConfigError) Unwrap() error { return e.Err }
+// ConfigError reports an environment variable whose value cannot be used:
+// Var is its name (e.g. NEMO_LENS_ENABLED), Value its value as read
+// (untrimmed), and Err the reason ([ErrInvalidBool], [ErrInvalidProtocol],
+// [ErrUnknownExporter], …); errors.Is sees the reason.
+type ConfigError = telemetry.ConfigError
 
 // FromEnv builds a Config from the environment (the process environment, or
 // the one of [WithEnv]), as the reference's TelemetryConfig.from_env does
@@ -130,7 +112,8 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // empty (or absent) it reads <fallback prefix>_K the same way (when
 // [WithFallbackPrefix] is given); when that is empty too the field keeps
 // its default. The prefix is [DefaultPrefix] ("NEMO_LENS") unless
-// [WithPrefix] says otherwise.
+// [WithPrefix] says otherwise. TRACES_ENABLED=false sets TracesDisabled,
+// METRICS_ENABLED=false sets MetricsDisabled.
 //
 // Booleans accept 1/0, true/false, yes/no and on/off in any case; any other
 // non-empty value is an error. The exporter name is not validated here (an
@@ -139,7 +122,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // Unprefixed: OTEL_SERVICE_NAME (trimmed; empty means "nemo") → ServiceName,
 // WANDB_ENTITY and WANDB_PROJECT (not trimmed) → WandbEntity, WandbProject.
 // The standard OpenTelemetry switches (OTEL_SDK_DISABLED,
-// OTEL_<SIGNAL>_EXPORTER) are not read here but by [Setup], so that they
+// OTEL_<SIGNAL>_EXPORTER, …) are not read here but by [Setup], so that they
 // also apply to a Config built in code.
 //
 // On invalid values the returned error joins one [*ConfigError] per bad
@@ -150,68 +133,6 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // Options used: WithEnv, WithPrefix, WithFallbackPrefix.
 func FromEnv(opts ...Option) (Config, error) {
 	o := newOptions(opts)
-	env := o.env
-	prefix := o.prefix
-	if prefix == "" {
-		prefix = DefaultPrefix
-	}
-	fallbackPrefix := o.fallbackPrefix
-	var cfg Config
-	var errs []error
-
-	get := func(key string) (name, raw, value string) {
-		name = prefix + "_" + key
-		raw, _ = env.LookupEnv(name)
-		value = carrier.TrimSpace(raw)
-		if value == "" && fallbackPrefix != "" {
-			name = fallbackPrefix + "_" + key
-			raw, _ = env.LookupEnv(name)
-			value = carrier.TrimSpace(raw)
-		}
-		return name, raw, value
-	}
-	boolean := func(key string, dst *bool, invert bool) {
-		name, raw, value := get(key)
-		if value == "" {
-			return
-		}
-		b, ok := parseBool(value)
-		if !ok {
-			errs = append(errs, &ConfigError{Var: name, Value: raw, Err: ErrInvalidBool})
-			return
-		}
-		*dst = b != invert
-	}
-	text := func(key string, dst *string) {
-		if _, _, value := get(key); value != "" {
-			*dst = value
-		}
-	}
-
-	boolean("ENABLED", &cfg.Enabled, false)
-	boolean("TRACES_ENABLED", &cfg.TracesDisabled, true)
-	boolean("METRICS_ENABLED", &cfg.MetricsDisabled, true)
-	boolean("LOGS_ENABLED", &cfg.LogsEnabled, false)
-	text("SPAN_GROUPS", &cfg.SpanGroups)
-	text("EXPORTER", &cfg.Exporter)
-	text("RUN_ID", &cfg.RunID)
-	text("USER_ID", &cfg.User)
-
-	if v, _ := env.LookupEnv("OTEL_SERVICE_NAME"); carrier.TrimSpace(v) != "" {
-		cfg.ServiceName = carrier.TrimSpace(v)
-	}
-	cfg.WandbEntity, _ = env.LookupEnv("WANDB_ENTITY")
-	cfg.WandbProject, _ = env.LookupEnv("WANDB_PROJECT")
-	return cfg.withDefaults(), errors.Join(errs...)
-}
-
-// parseBool accepts the reference's boolean spellings in any case.
-func parseBool(s string) (value, ok bool) {
-	switch strings.ToLower(s) {
-	case "1", "true", "yes", "on":
-		return true, true
-	case "0", "false", "no", "off":
-		return false, true
-	}
-	return false, false
+	c, err := telemetry.FromEnv(o.t.Env, o.prefix, o.fallbackPrefix)
+	return Config(c), err
 }

@@ -2,55 +2,68 @@ package lens
 
 import (
 	"context"
-	"errors"
-	"log/slog"
+		"log/slog"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/log"
 	lognoop "go.opentelemetry.io/otel/log/noop"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
 // Handle is the result of [Setup] (the reference's TelemetryHandle): the
-// providers, the resource they export, and Shutdown.
+// providers, the resource they export, the span accounting, and Shutdown.
 //
 // A Handle from a disabled Setup — and a nil *Handle — has no-op providers,
 // an empty resource, a discarding logger, IsExporting false, and a Shutdown
 // that returns nil. A Handle is safe for concurrent use.
 type Handle struct {
-	cfg     Config
-	attrs   *attr.Map
-	res     *resource.Resource
-	enabled bool
+	cfg        Config
+	attrs      *attr.Map
+	res        *resource.Resource
+	enabled    bool
+	exporting  bool
+	propagator propagation.TextMapPropagator
 
-	sdkTP  *sdktrace.TracerProvider
-	sdkMP  *sdkmetric.MeterProvider
-	sdkLP  *sdklog.LoggerProvider
-	logger *slog.Logger
-	spans  *spanPipeline // nil unless traces are enabled
+	tracing *telemetry.Tracing // nil unless traces are on
+	sdkMP   *sdkmetric.MeterProvider
+	sdkLP   *sdklog.LoggerProvider
+	logger  *slog.Logger
+	guards  []*telemetry.RefusalGuard // of the metric and log exporters
 
-	globals *installedGlobals
+	globals         *installedGlobals
+	restoreIdentity func()
 
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
 
-// IsExporting reports whether Setup was enabled and built providers (SPEC
-// §6.1: every enabled process exports). It stays true after Shutdown.
-func (h *Handle) IsExporting() bool { return h != nil && h.enabled }
+// Shared immutable no-op values of disabled handles.
+var (
+	discardLogger = slog.New(slog.DiscardHandler)
+	emptyResource = resource.Empty()
+)
+
+// IsExporting reports whether Setup was enabled and built at least one
+// provider (SPEC §6.1: every enabled process exports). It is false when
+// telemetry is disabled, when OTEL_SDK_DISABLED=true, and when every signal
+// is off. It stays true after Shutdown.
+func (h *Handle) IsExporting() bool { return h != nil && h.exporting }
 
 // Config returns the effective configuration: the one given to Setup with
 // its empty string fields defaulted ("nemo", "default", "otlp") and, for an
-// enabled Setup, the run id filled in (SPEC §6.2).
+// enabled Setup, the run id filled in (SPEC §6.2). Enabled is false when
+// OTEL_SDK_DISABLED=true disabled it.
 func (h *Handle) Config() Config {
 	if h == nil {
 		return Config{}.withDefaults()
@@ -58,9 +71,8 @@ func (h *Handle) Config() Config {
 	return h.cfg
 }
 
-// Resource returns the resource every provider of the Handle exports: the
-// telemetry.sdk.* attributes under [ResourceAttributes]. It is schemaless.
-// For a disabled Handle it is empty.
+// Resource returns the resource every provider of the Handle exports (see
+// [NewResource]). It is schemaless. For a disabled Handle it is empty.
 func (h *Handle) Resource() *resource.Resource {
 	if h == nil || h.res == nil {
 		return emptyResource
@@ -78,17 +90,30 @@ func (h *Handle) Attributes() *attr.Map {
 	return h.attrs.Clone()
 }
 
-// TracerProvider returns the tracer provider: an *sdktrace.TracerProvider
-// when traces are enabled, else a no-op provider.
+// Propagator returns the propagator of OTEL_PROPAGATORS (default W3C trace
+// context and baggage) that Setup installed globally — the one to pass to
+// carrier.WithPropagator when Setup was given [WithoutGlobals]. For a
+// disabled Handle it is the default.
+func (h *Handle) Propagator() propagation.TextMapPropagator {
+	if h == nil || h.propagator == nil {
+		return telemetry.DefaultPropagator()
+	}
+	return h.propagator
+}
+
+// TracerProvider returns the tracer provider: the SDK's
+// *sdktrace.TracerProvider when traces are on — wrapped, when the process
+// received a trace context in its environment, so that spans started
+// without a parent continue that trace — else a no-op provider.
 func (h *Handle) TracerProvider() trace.TracerProvider {
-	if h == nil || h.sdkTP == nil {
+	if h == nil || h.tracing == nil {
 		return tracenoop.NewTracerProvider()
 	}
-	return h.sdkTP
+	return h.tracing.Provider()
 }
 
 // MeterProvider returns the meter provider: an *sdkmetric.MeterProvider
-// when metrics are enabled, else a no-op provider.
+// when metrics are on, else a no-op provider.
 func (h *Handle) MeterProvider() metric.MeterProvider {
 	if h == nil || h.sdkMP == nil {
 		return metricnoop.NewMeterProvider()
@@ -97,7 +122,7 @@ func (h *Handle) MeterProvider() metric.MeterProvider {
 }
 
 // LoggerProvider returns the OpenTelemetry logger provider: an
-// *sdklog.LoggerProvider when logs are enabled, else a no-op provider.
+// *sdklog.LoggerProvider when logs are on, else a no-op provider.
 func (h *Handle) LoggerProvider() log.LoggerProvider {
 	if h == nil || h.sdkLP == nil {
 		return lognoop.NewLoggerProvider()
@@ -119,7 +144,7 @@ func (h *Handle) Meter(name string, opts ...metric.MeterOption) metric.Meter {
 // through the logger provider (the otelslog bridge, instrumentation scope
 // [InstrumentationName]). Records logged with a context that carries a span
 // (logger.InfoContext(ctx, …)) get that span's trace and span ids. When logs
-// are disabled the logger discards everything; it is never nil.
+// are off the logger discards everything; it is never nil.
 func (h *Handle) Logger() *slog.Logger {
 	if h == nil || h.logger == nil {
 		return discardLogger
@@ -127,21 +152,44 @@ func (h *Handle) Logger() *slog.Logger {
 	return h.logger
 }
 
-// DroppedSpans returns the number of ended, sampled spans that were dropped
-// because the export queue was full — for example while the collector is
-// unreachable. The queue holds OTEL_BSP_MAX_QUEUE_SIZE spans (default 2048),
-// of which min(64, size/4) are kept free for ForceFlush markers: spans are
-// dropped once size − min(64, size/4) are pending export (1984 by default).
-func (h *Handle) DroppedSpans() int64 {
-	if h == nil || h.spans == nil {
-		return 0
+// SpanCounts is the accounting of the spans of a [Handle]. Only sampled
+// spans count (unsampled spans are never exported). At every moment
+//
+//	Ended = Exported + Dropped + Failed + Pending
+//
+// and after a Shutdown that finished within its deadline Pending is 0.
+type SpanCounts struct {
+	// Ended: sampled spans that ended while the Handle's tracer provider
+	// ran, including those that ended after Shutdown began.
+	Ended int64
+	// Exported: spans the exporter accepted.
+	Exported int64
+	// Dropped: spans never handed to the exporter, because
+	// OTEL_BSP_MAX_QUEUE_SIZE spans (default 2048) were already pending —
+	// while the collector is slow or unreachable, for example — or because
+	// they ended after Shutdown began. Ending a span never waits.
+	Dropped int64
+	// Failed: spans handed to the exporter whose export failed (the
+	// collector refused the connection, did not answer within
+	// OTEL_BSP_EXPORT_TIMEOUT, or returned an error), and spans still
+	// queued when Shutdown's deadline passed.
+	Failed int64
+	// Pending: spans queued or being exported.
+	Pending int64
+}
+
+// SpanCounts returns the span accounting; it is all zero when traces are
+// off.
+func (h *Handle) SpanCounts() SpanCounts {
+	if h == nil || h.tracing == nil {
+		return SpanCounts{}
 	}
-	return h.spans.q.dropped.Load()
+	return SpanCounts(h.tracing.Counts())
 }
 
 // ForceFlush exports the spans, metrics and log records collected so far,
 // waiting at most until ctx's deadline ([DefaultShutdownTimeout] when ctx has
-// none).
+// none). Any number of ForceFlush calls may run at once.
 func (h *Handle) ForceFlush(ctx context.Context) error {
 	if h == nil || !h.enabled {
 		return nil
@@ -153,12 +201,15 @@ func (h *Handle) ForceFlush(ctx context.Context) error {
 }
 
 // Shutdown flushes and stops the providers, puts back the OpenTelemetry
-// globals Setup replaced (when they are still Lens's), and releases the
-// one-setup-per-process guard. The providers flush concurrently and
-// Shutdown returns by ctx's deadline ([DefaultShutdownTimeout] when ctx has
-// none) even when the collector does not answer; data not exported by then
-// is lost (the SDK may finish a pending export in the background). Only the
-// first call does anything; later calls return nil.
+// globals Setup replaced (when they are still Lens's), gives up this
+// process's identity and releases the one-setup-per-process guard. The
+// providers flush concurrently and Shutdown returns by ctx's deadline
+// ([DefaultShutdownTimeout] when ctx has none) even when the collector does
+// not answer; a collector that refuses the connection ends the final
+// export at once, over gRPC and HTTP, with an error wrapping
+// [ErrCollectorRefused]. Data not exported by then is lost and counted
+// ([Handle.SpanCounts]). The error is one line. Only the first call does
+// anything; later calls return nil.
 func (h *Handle) Shutdown(ctx context.Context) error {
 	if h == nil || !h.enabled {
 		return nil
@@ -166,10 +217,17 @@ func (h *Handle) Shutdown(ctx context.Context) error {
 	var first bool
 	h.shutdownOnce.Do(func() {
 		first = true
-		h.globals.restore(h)
+		h.globals.restoreProviders(h)
+		for _, g := range h.guards {
+			g.Final()
+		}
 		ctx, cancel := withDefaultDeadline(ctx)
 		defer cancel()
 		h.shutdownErr = h.shutdownProviders(ctx)
+		h.globals.restoreDiagnostics()
+		if h.restoreIdentity != nil {
+			h.restoreIdentity()
+		}
 		release()
 	})
 	if !first {
@@ -186,35 +244,40 @@ func (h *Handle) shutdownProviders(ctx context.Context) error {
 // maxProviders is the number of signals: traces, metrics, logs.
 const maxProviders = 3
 
-// provider is what ForceFlush and Shutdown use of the SDK providers.
+// provider is what ForceFlush and Shutdown use of the providers.
 type provider interface {
 	ForceFlush(context.Context) error
 	Shutdown(context.Context) error
+}
+
+// signalProvider names a provider for error messages.
+type signalProvider struct {
+	provider
+	name string
 }
 
 // providers returns the Handle's providers (tracer, meter, logger; the
 // enabled ones) in buf.
 func (h *Handle) providers(buf *[maxProviders]provider) []provider {
 	ps := buf[:0]
-	if h.sdkTP != nil {
-		ps = append(ps, h.sdkTP)
+	if h.tracing != nil {
+		ps = append(ps, signalProvider{h.tracing, "traces"})
 	}
 	if h.sdkMP != nil {
-		ps = append(ps, h.sdkMP)
+		ps = append(ps, signalProvider{h.sdkMP, "metrics"})
 	}
 	if h.sdkLP != nil {
-		ps = append(ps, h.sdkLP)
+		ps = append(ps, signalProvider{h.sdkLP, "logs"})
 	}
 	return ps
 }
 
 // concurrently calls op on every provider in parallel (the first one on the
-// calling goroutine) and joins their errors.
+// calling goroutine) and joins their errors into one line.
 func concurrently(ctx context.Context, ps []provider, op func(provider, context.Context) error) error {
 	if len(ps) == 0 {
 		return nil
 	}
-	// One allocation for the state the goroutines share.
 	var st struct {
 		wg   sync.WaitGroup
 		errs [maxProviders]error
@@ -224,7 +287,49 @@ func concurrently(ctx context.Context, ps []provider, op func(provider, context.
 	}
 	st.errs[0] = op(ps[0], ctx)
 	st.wg.Wait()
-	return errors.Join(st.errs[:len(ps)]...)
+	var errs []error
+	var names []string
+	for i, err := range st.errs[:len(ps)] {
+		if err != nil {
+			errs = append(errs, err)
+			names = append(names, ps[i].(signalProvider).name)
+		}
+	}
+	return oneLine(errs, names)
+}
+
+// lineError is errors.Join on one line: the messages of its errors (each
+// once) joined with "; ", so that lens exec and log lines print it as one
+// line. errors.Is and errors.As see every error.
+type lineError struct {
+	errs []error
+	msg  string
+}
+
+func (e *lineError) Error() string   { return e.msg }
+func (e *lineError) Unwrap() []error { return e.errs }
+
+// oneLine joins the errors of the named signals: a message shared by
+// several signals is written once ("traces, metrics: MESSAGE"), and the
+// newlines of nested errors.Join become "; ".
+func oneLine(errs []error, names []string) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	var order []string
+	bySignal := map[string][]string{}
+	for i, err := range errs {
+		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+		if _, ok := bySignal[msg]; !ok {
+			order = append(order, msg)
+		}
+		bySignal[msg] = append(bySignal[msg], names[i])
+	}
+	parts := make([]string, len(order))
+	for i, msg := range order {
+		parts[i] = strings.Join(bySignal[msg], ", ") + ": " + msg
+	}
+	return &lineError{errs: errs, msg: "lens: telemetry shutdown: " + strings.Join(parts, "; ")}
 }
 
 func withDefaultDeadline(ctx context.Context) (context.Context, context.CancelFunc) {

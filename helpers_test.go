@@ -196,6 +196,7 @@ type fixture struct {
 	spans  *tracetest.InMemoryExporter
 	reader *sdkmetric.ManualReader
 	logs   func() []logRecord
+	opts   []lens.Option // the resource options of the Setup
 }
 
 // setupFixture runs an enabled Setup (traces and metrics) with in-memory
@@ -221,6 +222,8 @@ func setupFixture(t testing.TB, cfg lens.Config, env environ.Map, caller *attr.M
 		t.Fatalf("Setup: %v", err)
 	}
 	f.h = h
+	f.opts = []lens.Option{lens.WithEnv(env), lens.WithDetectOptions(detectOptions(t, l)...),
+		lens.WithResourceAttributes(caller.KeyValues()...), lens.WithLogger(logger)}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

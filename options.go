@@ -11,6 +11,7 @@ import (
 
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
 // Option configures [FromEnv], [Setup], [ResourceAttributes], [NewResource]
@@ -25,15 +26,11 @@ type optionFunc func(*options)
 func (f optionFunc) apply(o *options) { f(o) }
 
 type options struct {
-	attrs          []attribute.KeyValue
+	t              telemetry.Options // resource assembly
 	spanExporter   sdktrace.SpanExporter
 	metricReader   sdkmetric.Reader
 	metricExp      sdkmetric.Exporter
 	logExporter    sdklog.Exporter
-	env            environ.Lookuper
-	detect         []detect.Option
-	explain        *detect.Explanation
-	logger         *slog.Logger
 	allowReinit    bool
 	consoleWriter  io.Writer
 	noGlobals      bool
@@ -48,20 +45,10 @@ func newOptions(opts []Option) options {
 			opt.apply(&o)
 		}
 	}
-	if o.env == nil {
-		o.env = environ.OS{}
+	if o.t.Env == nil {
+		o.t.Env = environ.OS{}
 	}
 	return o
-}
-
-// detectOptions returns the options of resource detection: the caller's
-// (WithDetectOptions), with Lens's logger as the default logger, then
-// Lens's environment and explanation, which always win.
-func (o *options) detectOptions() []detect.Option {
-	d := make([]detect.Option, 0, len(o.detect)+3)
-	d = append(d, detect.WithLogger(o.logger))
-	d = append(d, o.detect...)
-	return append(d, detect.WithEnv(o.env), detect.WithExplanation(o.explain))
 }
 
 // WithResourceAttributes passes the caller's resource attributes (layer 4 of
@@ -72,7 +59,7 @@ func (o *options) detectOptions() []detect.Option {
 // them), are ignored. A later WithResourceAttributes adds to the earlier
 // ones. Used by Setup, ResourceAttributes, NewResource and Detector.
 func WithResourceAttributes(kvs ...attribute.KeyValue) Option {
-	return optionFunc(func(o *options) { o.attrs = append(o.attrs, kvs...) })
+	return optionFunc(func(o *options) { o.t.Attrs = append(o.t.Attrs, kvs...) })
 }
 
 // WithSpanExporter makes Setup export spans with e instead of the exporter
@@ -123,7 +110,7 @@ func WithLogExporter(e sdklog.Exporter) Option {
 // (OTEL_EXPORTER_OTLP_ENDPOINT, headers, timeouts, …) from the process
 // environment.
 func WithEnv(env environ.Lookuper) Option {
-	return optionFunc(func(o *options) { o.env = env })
+	return optionFunc(func(o *options) { o.t.Env = env })
 }
 
 // WithDetectOptions passes options to resource detection (package detect):
@@ -131,7 +118,7 @@ func WithEnv(env environ.Lookuper) Option {
 // defaults to the one of [WithLogger]; its environment is always the one of
 // [WithEnv].
 func WithDetectOptions(opts ...detect.Option) Option {
-	return optionFunc(func(o *options) { o.detect = append(o.detect, opts...) })
+	return optionFunc(func(o *options) { o.t.Detect = append(o.t.Detect, opts...) })
 }
 
 // WithExplanation records in e where every resource attribute came from
@@ -139,7 +126,7 @@ func WithDetectOptions(opts ...detect.Option) Option {
 // lens resource --explain prints it. Used by ResourceAttributes,
 // NewResource, Detector and Setup.
 func WithExplanation(e *detect.Explanation) Option {
-	return optionFunc(func(o *options) { o.explain = e })
+	return optionFunc(func(o *options) { o.t.Explain = e })
 }
 
 // WithLogger sets the logger for Lens's own messages (the rank warning,
@@ -147,7 +134,7 @@ func WithExplanation(e *detect.Explanation) Option {
 // time of logging. Messages carry a "logger" attribute with the reference's
 // logger name.
 func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(o *options) { o.logger = l })
+	return optionFunc(func(o *options) { o.t.Logger = l })
 }
 
 // WithAllowReinit lets an enabled Setup succeed while another enabled
@@ -184,4 +171,27 @@ func WithPrefix(prefix string) Option {
 // reference's fallback_prefix).
 func WithFallbackPrefix(prefix string) Option {
 	return optionFunc(func(o *options) { o.fallbackPrefix = prefix })
+}
+
+// Launchers whose variables [WithRankFrom] reads.
+const (
+	// RankFromSlurm reads SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID.
+	RankFromSlurm = telemetry.RankFromSlurm
+	// RankFromTorchrun reads RANK, WORLD_SIZE and LOCAL_RANK.
+	RankFromTorchrun = telemetry.RankFromTorchrun
+	// RankFromK8sIndex reads JOB_COMPLETION_INDEX (an Indexed Job; rank only).
+	RankFromK8sIndex = telemetry.RankFromK8sIndex
+)
+
+// WithRankFrom takes nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from
+// the variables of a launcher ([RankFromSlurm], [RankFromTorchrun],
+// [RankFromK8sIndex]) as caller attributes (integers, strict rule); those of
+// [WithResourceAttributes] win over them. A variable that is missing or not
+// an integer gives no attribute and a warning. This is opt-in and never the
+// default: the Python reference never reads RANK or SLURM_PROCID, so a
+// process that uses it reports what a Python process of the same job does
+// only if that one is given the same values. Used by Setup,
+// ResourceAttributes, NewResource and Detector.
+func WithRankFrom(launcher string) Option {
+	return optionFunc(func(o *options) { o.t.RankFrom = launcher })
 }

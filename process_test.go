@@ -225,7 +225,7 @@ func helperFault(t *testing.T) faultResult {
 	if err != nil {
 		r.ShutdownErr = err.Error()
 	}
-	r.Dropped = h.DroppedSpans()
+	r.Dropped = h.SpanCounts().Dropped
 	return r
 }
 

@@ -2,31 +2,22 @@ package lens
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"log/slog"
-	"runtime/debug"
-	"sync"
 
-	"github.com/nemolens/lens-go/environ"
-
-	"go.opentelemetry.io/otel/sdk"
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/nemolens/lens-go/attr"
-	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/internal/logx"
-	"github.com/nemolens/lens-go/detect"
-	"github.com/nemolens/lens-go/lensconv"
+	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/process"
+	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
 // ModulePath is the module whose version becomes service.version.
-const ModulePath = "github.com/nemolens/lens-go"
+const ModulePath = telemetry.ModulePath
 
 // DevelVersion is the service.version reported when the build carries no
 // module version for lens-go (go run/go test inside the module, or a build
 // without module information).
-const DevelVersion = "(devel)"
+const DevelVersion = telemetry.DevelVersion
 
 // Version returns lens-go's own module version, the value of the
 // service.version attribute (SPEC §1.1: "the Go port uses its own module
@@ -35,81 +26,28 @@ const DevelVersion = "(devel)"
 // the main module, else the version of the lens-go dependency (the
 // replacement's version when it is replaced). When the build information has
 // none, Version returns [DevelVersion], "(devel)".
-func Version() string { return versionOnce() }
-
-var versionOnce = sync.OnceValue(func() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return DevelVersion
-	}
-	return moduleVersion(info)
-})
-
-func moduleVersion(info *debug.BuildInfo) string {
-	pick := func(m *debug.Module) string {
-		if m.Replace != nil && m.Replace.Version != "" {
-			return m.Replace.Version
-		}
-		if m.Version != "" {
-			return m.Version
-		}
-		return DevelVersion
-	}
-	if info.Main.Path == ModulePath {
-		return pick(&info.Main)
-	}
-	for _, d := range info.Deps {
-		if d.Path == ModulePath {
-			return pick(d)
-		}
-	}
-	return DevelVersion
-}
-
-// Environment variables read by the resource assembly.
-const (
-	envServiceName    = "OTEL_SERVICE_NAME"
-	envDeploymentEnv  = "DEPLOYMENT_ENV"
-	envEnvironment    = "ENVIRONMENT"
-	envSlurmJobID     = "SLURM_JOB_ID"
-	rankWarningFormat = "no nv.dl.rank in the resource attributes or in " + carrier.EnvVar +
-		": telemetry cannot be filtered by rank and service.instance.id is not rank-derived; " +
-		"pass WithResourceAttributes with nv.dl.rank and nv.dl.world_size, " +
-		"or set " + carrier.EnvVar + "=nv.dl.rank=<n>"
-)
+func Version() string { return telemetry.Version() }
 
 // NewRunID returns the run id an enabled [Setup] gives a Config whose RunID
-// is empty (SPEC §6.2): SLURM_JOB_ID from env (nil: the process environment)
-// when it is non-empty — the raw value, not the array form — else 12
-// lowercase hex characters from crypto/rand (the first 12 hex digits of a
-// random UUID v4, which carry no version bits, e.g. "3f9c0a1b2d4e").
+// is empty (SPEC §6.2, extended): SLURM_JOB_ID from env (nil: the process
+// environment) when it is non-empty — the raw value, not the array form —;
+// else TORCHELASTIC_RUN_ID when non-empty and not torchrun's default "none"
+// (every worker of a multi-node torchrun job has the same one; the Python
+// reference draws a random id here instead: an intentional divergence,
+// docs/compatibility.md#run-id-torchelastic); else 12 lowercase hex
+// characters from crypto/rand, drawn once per process, so that every Setup,
+// NewResource, Detector and child environment of one process agrees.
 func NewRunID(env environ.Lookuper) string {
-	env = environ.Or(env)
-	if id, _ := env.LookupEnv(envSlurmJobID); id != "" {
-		return id
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
-	return hex.EncodeToString(b[:])
-}
-
-// deploymentEnvironment reads DEPLOYMENT_ENV, else ENVIRONMENT, with the
-// reference's nested-default semantics: a DEPLOYMENT_ENV that is present but
-// empty gives "" and ENVIRONMENT is not consulted. source is the Explain
-// source ("env <NAME>"), a constant.
-func deploymentEnvironment(env environ.Lookuper) (value, source string) {
-	if v, ok := env.LookupEnv(envDeploymentEnv); ok {
-		return v, "env " + envDeploymentEnv
-	}
-	v, _ := env.LookupEnv(envEnvironment)
-	return v, "env " + envEnvironment
+	id, _ := process.FillRunID(env)
+	return id
 }
 
 // ResourceAttributes returns the resource attributes Lens hands to the
 // OpenTelemetry SDK for cfg (SPEC §6.3–§6.5): the map before the SDK-level
 // telemetry.sdk.* attributes are laid underneath (see [NewResource] for the
 // complete exported resource). It does not fill an empty cfg.RunID (only
-// [Setup] does, SPEC §6.2); use [NewRunID] to do what Setup does.
+// [Setup], [NewResource] and [Detector] do, SPEC §6.2); use [NewRunID] to do
+// what they do.
 //
 // Layers, lowest first; a later layer overwrites equal keys:
 //
@@ -151,159 +89,75 @@ func deploymentEnvironment(env environ.Lookuper) (value, source string) {
 //
 // The environment ([WithEnv]; default the process environment), host name,
 // PID, GPU probe and Kubernetes path ([WithDetectOptions]) are injectable.
-// When [WithDetectOptions] carries an Explain, the origin of every key is
-// recorded in it. The error is ctx's error when ctx is already done; the
-// assembly itself cannot fail.
+// With [WithExplanation] the origin of every key is recorded. The error is
+// ctx's error when ctx is already done; the assembly itself cannot fail.
+//
+// Options used: WithEnv, WithResourceAttributes, WithRankFrom,
+// WithDetectOptions, WithExplanation, WithLogger.
 func ResourceAttributes(ctx context.Context, cfg Config, opts ...Option) (*attr.Map, error) {
 	o := newOptions(opts)
-	return resourceAttributes(ctx, cfg.withDefaults(), &o, nil)
+	return telemetry.ResourceAttributes(ctx, telemetry.Config(cfg.withDefaults()), &o.t, nil, false)
 }
 
 // NewResource returns the resource an enabled [Setup] with the same
-// arguments exports (apart from the run id Setup fills in): the SDK-level
-// telemetry.sdk.name, telemetry.sdk.language and telemetry.sdk.version
-// underneath [ResourceAttributes]. It is schemaless (SPEC §11.4).
+// arguments exports: telemetry.sdk.name, telemetry.sdk.language and
+// telemetry.sdk.version underneath [ResourceAttributes], with an empty
+// cfg.RunID filled as Setup fills it ([NewRunID]), and a service.instance.id
+// in every case: the rank-derived or explicit one, else this process's
+// random UUID v4 (drawn once per process, the SDK default). It is
+// schemaless (SPEC §11.4).
+//
+// Options used: those of ResourceAttributes.
 func NewResource(ctx context.Context, cfg Config, opts ...Option) (*resource.Resource, error) {
 	o := newOptions(opts)
-	sdkAttrs := sdkAttributes()
-	m, err := resourceAttributes(ctx, cfg.withDefaults(), &o, sdkAttrs[:])
+	m, err := exportedAttributes(ctx, cfg.withDefaults(), &o)
 	if err != nil {
 		return nil, err
 	}
 	return m.Resource(), nil
 }
 
-// sdkAttributes are the attributes the OpenTelemetry Go SDK's
-// resource.WithTelemetrySDK detector produces: layer 1, the lowest (a
-// carrier or caller telemetry.sdk.* key wins, as in the Python SDK).
-func sdkAttributes() [3]attr.Entry {
-	return [...]attr.Entry{
-		{Key: lensconv.TelemetrySDKLanguage, Value: attr.String("go")},
-		{Key: lensconv.TelemetrySDKName, Value: attr.String("opentelemetry")},
-		{Key: lensconv.TelemetrySDKVersion, Value: attr.String(sdk.Version())},
-	}
+// exportedAttributes is the attribute map of the exported resource for cfg
+// (whose run id it fills).
+func exportedAttributes(ctx context.Context, cfg Config, o *options) (*attr.Map, error) {
+	tc := telemetry.FillRunID(telemetry.Config(cfg), o.t.Env, o.t.Explain)
+	base := telemetry.SDKAttributes()
+	return telemetry.ResourceAttributes(ctx, tc, &o.t, base[:], true)
 }
 
-// resourceAttributes assembles layers 2–7 over the entries of base (layer
-// 1, lowest), in one map: [ResourceAttributes] passes no base; [Setup] and
-// [NewResource] pass [sdkAttributes], which gives telemetry.sdk.* first and
-// then the layers' keys in order — the same map as laying the result of
-// ResourceAttributes over telemetry.sdk.*, built without the copy. (Type
-// reconstruction does not touch telemetry.sdk.*.)
-func resourceAttributes(ctx context.Context, cfg Config, o *options, base []attr.Entry) (*attr.Map, error) {
+// Detector returns a resource.Detector whose resource is exactly the one an
+// enabled [Setup] with the same arguments exports ([NewResource]): every
+// layer, typed integers, the derived service.instance.id. Use it to give an
+// OpenTelemetry setup of your own the Lens resource:
+//
+//	res, err := resource.New(ctx, resource.WithDetectors(lens.Detector(cfg)))
+//
+// Its Detect returns ctx's error (and no resource) when ctx is done. The
+// resource is schemaless, so it merges with the SDK's detectors without a
+// schema-URL conflict; note that a detector merged after it overrides its
+// keys (keep it last to keep the Lens values).
+//
+// Options used: those of ResourceAttributes.
+func Detector(cfg Config, opts ...Option) resource.Detector {
+	return detector{cfg: cfg, opts: opts}
+}
+
+type detector struct {
+	cfg  Config
+	opts []Option
+}
+
+// Detect implements resource.Detector.
+func (d detector) Detect(ctx context.Context) (*resource.Resource, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	env := o.env
-	explain := o.explain
-	logger := o.logger
-
-	carried := carrier.Get(env)
-	m := attr.WithCapacity(len(base) + carried.Len() + len(o.attrs) + 24)
-	for _, e := range base {
-		m.Set(e.Key, e.Value)
+	r, err := NewResource(ctx, d.cfg, d.opts...)
+	if err == nil {
+		err = ctx.Err()
 	}
-	set := func(key string, v attr.Value, source string) {
-		m.Set(key, v)
-		explain.Record(key, source)
+	if err != nil {
+		return nil, err
 	}
-
-	// Layer 2: the carrier, every key, decoded by the Lens parser.
-	for k, v := range carried.All() {
-		set(k, v, "carrier")
-	}
-	if v, _ := env.LookupEnv(envServiceName); v != "" {
-		set(lensconv.ServiceName, attr.String(v), "env "+envServiceName)
-	}
-
-	// Layer 3: the Lens base map.
-	set(lensconv.ServiceName, attr.String(cfg.ServiceName), "config ServiceName")
-	set(lensconv.ServiceVersion, attr.String(Version()), "lens-go module version")
-	for _, f := range [...]struct{ key, value, source string }{
-		{lensconv.NemoRunID, cfg.RunID, "config RunID"},
-		{lensconv.NemoUserID, cfg.User, "config User"},
-		{lensconv.WandbEntity, cfg.WandbEntity, "config WandbEntity"},
-		{lensconv.WandbProject, cfg.WandbProject, "config WandbProject"},
-	} {
-		if f.value != "" {
-			set(f.key, attr.String(f.value), f.source)
-		}
-	}
-	if v, src := deploymentEnvironment(env); v != "" {
-		set(lensconv.DeploymentEnvironment, attr.String(v), src)
-	}
-
-	// Layer 4: the caller's attributes.
-	explicitID := carried.Has(lensconv.ServiceInstanceID)
-	for _, kv := range o.attrs {
-		k := string(kv.Key)
-		v, ok := attr.FromAttribute(kv.Value)
-		switch {
-		case k == "":
-			explain.Note(k, "caller key is empty: ignored")
-		case !ok:
-			explain.Note(k, "caller value of type "+kv.Value.Type().String()+" has no carrier form: ignored")
-		default:
-			set(k, v, "caller")
-			if k == lensconv.ServiceInstanceID {
-				explicitID = true
-			}
-		}
-	}
-
-	// Layer 5: detection. It records its own origins.
-	m.Update(detect.All(ctx, o.detectOptions()...))
-
-	// Layer 6: type reconstruction.
-	before := m
-	m, _ = detect.Normalize(m, detect.WithLogger(logger))
-	if explain != nil {
-		for k, v := range m.All() {
-			if old, _ := before.Get(k); old.Kind() != v.Kind() {
-				explain.Note(k, "type reconstruction: "+old.Kind().String()+" "+quoteValue(old)+" → "+v.Kind().String())
-			}
-		}
-	}
-
-	// Layer 7: the rank-derived service.instance.id.
-	rank, hasRank := m.Get(lensconv.NVDLRank)
-	switch {
-	case hasRank:
-		if cfg.RunID != "" && !explicitID {
-			text, _ := rank.Text()
-			set(lensconv.ServiceInstanceID, attr.String(cfg.RunID+"-rank"+text),
-				"derived ({run_id}-rank{nv.dl.rank})")
-		} else if cfg.RunID == "" && !explicitID {
-			explain.Note(lensconv.ServiceInstanceID, "not derived: the run id is empty")
-		}
-	case explicitID:
-		if debugEnabled(logger) {
-			id, _ := m.Get(lensconv.ServiceInstanceID)
-			logx.Logger(logger, logx.Providers).Debug(
-				"no nv.dl.rank in the resource attributes or in "+carrier.EnvVar+
-					"; using the explicit service.instance.id "+id.String(),
-				"service.instance.id", id.String())
-		}
-	default:
-		logx.Logger(logger, logx.Providers).Warn(rankWarningFormat)
-		explain.Note(lensconv.ServiceInstanceID, "not derived: no nv.dl.rank in either channel")
-	}
-	return m, nil
-}
-
-// debugEnabled reports whether l (nil: slog.Default(), as [logx.Logger]
-// resolves it) takes DEBUG records, so that a DEBUG message nobody reads
-// is neither built nor given its logger name (slog.Logger.With allocates).
-func debugEnabled(l *slog.Logger) bool {
-	if l == nil {
-		l = slog.Default()
-	}
-	return l.Enabled(context.Background(), slog.LevelDebug)
-}
-
-func quoteValue(v attr.Value) string {
-	if v.Kind() == attr.KindString {
-		return `"` + v.AsString() + `"`
-	}
-	return v.String()
+	return r, nil
 }

@@ -3,6 +3,7 @@ package lens_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -158,7 +159,19 @@ func runPrecedence(t *testing.T, cases []precedenceCase) {
 				}
 			}
 			for _, k := range tc.absent {
-				if g, ok := got.Get(k); ok {
+				g, ok := got.Get(k)
+				if k == lensconv.ServiceInstanceID {
+					// Not derived: the exported resource has this process's
+					// random UUID v4 (the SDK default), never the run id.
+					if !ok || !isUUIDv4(g.AsString()) {
+						t.Errorf("%s = %v (present %v), want a random UUID v4", k, g, ok)
+					}
+					if m, _ := lens.ResourceAttributes(context.Background(), cfg, append(f.opts, lens.WithLogger(slog.New(slog.DiscardHandler)))...); m.Has(k) {
+						t.Errorf("ResourceAttributes holds %s, want it absent (only the exported resource has the SDK default)", k)
+					}
+					continue
+				}
+				if ok {
 					t.Errorf("%s = %v, want absent", k, g)
 				}
 			}
@@ -619,4 +632,24 @@ func FuzzResourceAttributes(f *testing.F) {
 			t.Errorf("service.instance.id = %v without a rank or an explicit id", id)
 		}
 	})
+}
+
+// isUUIDv4 reports whether s is a canonical lowercase UUID of version 4 and
+// the RFC 4122 variant.
+func isUUIDv4(s string) bool {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' || s[14] != '4' {
+		return false
+	}
+	if !strings.ContainsRune("89ab", rune(s[19])) {
+		return false
+	}
+	for i, c := range s {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			continue
+		}
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }

@@ -13,31 +13,24 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"go.opentelemetry.io/contrib/bridges/otelslog"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutlog"
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
-	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
-	"go.opentelemetry.io/otel/log"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/propagation"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/logx"
+	"github.com/nemolens/lens-go/internal/process"
+	"github.com/nemolens/lens-go/internal/telemetry"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 // ErrAlreadySetUp is returned by an enabled [Setup] while the Handle of an
@@ -45,18 +38,25 @@ import (
 // [WithAllowReinit] is given.
 var ErrAlreadySetUp = errors.New("lens: telemetry is already set up in this process")
 
+// ErrCollectorRefused is wrapped by the error of [Handle.Shutdown] when the
+// collector refused the connection, which ends the final export at once
+// instead of waiting out the deadline.
+var ErrCollectorRefused = telemetry.ErrCollectorRefused
+
 // InstrumentationName is the instrumentation scope of [Handle.Logger].
 const InstrumentationName = ModulePath
 
-// Defaults of the settings Setup reads from the environment.
+// Defaults of the settings Setup reads from the environment; an invalid or
+// out-of-range value is replaced by its default, with one warning.
 const (
 	// DefaultMetricExportInterval is the periodic metric export interval
-	// when OTEL_METRIC_EXPORT_INTERVAL is unset or invalid.
-	DefaultMetricExportInterval = 10 * time.Second
+	// when OTEL_METRIC_EXPORT_INTERVAL is unset or invalid (the reference's
+	// 10 s; valid values: 1 ms to 24 h).
+	DefaultMetricExportInterval = telemetry.DefaultMetricExportInterval
 	// DefaultSpanQueueSize is the number of spans that may be pending export
-	// when OTEL_BSP_MAX_QUEUE_SIZE is unset or invalid; further spans are
-	// dropped ([Handle.DroppedSpans]).
-	DefaultSpanQueueSize = sdktrace.DefaultMaxQueueSize
+	// when OTEL_BSP_MAX_QUEUE_SIZE is unset or invalid (valid: 1 to
+	// 1,048,576); further spans are dropped and counted ([SpanCounts]).
+	DefaultSpanQueueSize = telemetry.DefaultBSPMaxQueueSize
 	// DefaultShutdownTimeout bounds [Handle.Shutdown] and
 	// [Handle.ForceFlush] when their context has no deadline.
 	DefaultShutdownTimeout = 10 * time.Second
@@ -64,24 +64,9 @@ const (
 
 // OTLP protocols, the values of OTEL_EXPORTER_OTLP[_<SIGNAL>]_PROTOCOL.
 const (
-	ProtocolGRPC         = "grpc"
-	ProtocolHTTPProtobuf = "http/protobuf"
+	ProtocolGRPC         = telemetry.ProtocolGRPC
+	ProtocolHTTPProtobuf = telemetry.ProtocolHTTPProtobuf
 )
-
-// queueSlack is how many slots of the batch processor's queue
-// (OTEL_BSP_MAX_QUEUE_SIZE, as in the plain SDK) the drop gate keeps free
-// for ForceFlush markers, so that the batch processor itself never has to
-// drop a span behind the gate's back: the gate drops, and counts, a span
-// once size − slack spans are pending (2048 − 64 = 1984 by default). Keeping
-// the queue at the SDK's size, instead of enlarging it, keeps its buffer
-// under the runtime's 32 KiB large-object threshold. Queues of fewer than 256
-// slots keep a quarter free.
-const queueSlack = 64
-
-// gateLimit is the number of pending spans above which the gate drops.
-func gateLimit(queueSize int) int64 {
-	return int64(queueSize - min(queueSlack, queueSize/4))
-}
 
 // setups is the one-enabled-setup-per-process guard (SPEC §6.1): the number
 // of enabled Handles not yet shut down. Like the global providers it
@@ -109,64 +94,84 @@ func release() {
 	}
 }
 
-// Shared immutable no-op values of disabled handles.
-var (
-	discardLogger = slog.New(slog.DiscardHandler)
-	emptyResource = resource.Empty()
-)
-
 // Setup configures telemetry for the process, as the reference's
 // setup_telemetry does (SPEC §6), and returns its [Handle].
 //
-// Disabled (cfg.Enabled false): nothing is read, built or installed; the
-// Handle's providers are no-ops and IsExporting is false. This costs one
-// small allocation.
+// Disabled (cfg.Enabled false, or OTEL_SDK_DISABLED=true): nothing is built
+// or installed; the Handle's providers are no-ops and IsExporting is false.
+// This costs one small allocation (a read of OTEL_SDK_DISABLED when
+// enabled).
 //
 // Enabled:
 //
 //   - Only one enabled Handle may be active per process: while an earlier one
 //     has not been shut down, Setup returns [ErrAlreadySetUp], unless
 //     [WithAllowReinit] is given.
-//   - An empty cfg.RunID is filled first with [NewRunID] (SLURM_JOB_ID, else
-//     12 random hex characters) and written back into [Handle.Config].
-//   - The resource is [ResourceAttributes] over telemetry.sdk.* — the same
-//     resource for every provider, and exactly the one [Handle.Resource]
-//     returns.
-//   - !cfg.TracesDisabled builds an sdktrace.TracerProvider whose spans go
-//     through a non-blocking batch processor: when OTEL_BSP_MAX_QUEUE_SIZE
-//     (default 2048) spans are pending export, further spans are dropped and
-//     counted ([Handle.DroppedSpans]); ending a span never waits for the
-//     collector. !cfg.MetricsDisabled builds an sdkmetric.MeterProvider with a
-//     periodic reader (OTEL_METRIC_EXPORT_INTERVAL, default 10000 ms).
-//     cfg.LogsEnabled builds an sdklog.LoggerProvider with a batch processor
-//     and the log/slog bridge of [Handle.Logger]. A disabled signal gets a
-//     no-op provider.
-//   - cfg.Exporter "otlp" (or "") uses the OTLP exporters, gRPC unless
-//     OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL,
-//     says "http/protobuf" (any other value is a [*ConfigError]); endpoint,
-//     headers, TLS and timeouts come from the standard OTEL_EXPORTER_OTLP_*
-//     variables, read by the exporters. No connection is made during Setup:
-//     gRPC connects lazily and HTTP per export, so a collector that is down
-//     only costs dropped data. "console" uses the stdout exporters writing to
-//     [WithConsoleWriter] (default os.Stdout). Any other value is
-//     [ErrUnknownExporter]. [WithSpanExporter], [WithMetricReader] and
-//     [WithLogExporter] replace the exporter of their signal.
+//   - An empty cfg.RunID is filled first with [NewRunID] and written back
+//     into [Handle.Config]; the run id and the service.instance.id become
+//     this process's identity, which carrier.ChildEnv, carrier.Publish and
+//     lens exec hand to the processes this one starts.
+//   - The resource is [NewResource]'s — the same for every provider, and
+//     exactly the one [Handle.Resource] returns.
+//   - The signals: traces unless cfg.TracesDisabled, metrics unless
+//     cfg.MetricsDisabled, logs when cfg.LogsEnabled; a signal whose
+//     OTEL_<SIGNAL>_EXPORTER is "none" is off too, unless an exporter for it
+//     is given in code. Spans go through Lens's batch span processor
+//     (OTEL_BSP_*): ending a span never blocks, and every span is accounted
+//     for ([Handle.SpanCounts]). Metrics go through a periodic reader
+//     (OTEL_METRIC_EXPORT_INTERVAL, default 10000 ms); logs through an
+//     sdklog batch processor (OTEL_BLRP_*) and the log/slog bridge of
+//     [Handle.Logger]. A signal that is off gets a no-op provider.
+//   - Exporters: OTEL_<SIGNAL>_EXPORTER ("otlp", "console", "none") when
+//     set, else cfg.Exporter ("otlp", the default, or "console"). OTLP is
+//     gRPC unless OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, else
+//     OTEL_EXPORTER_OTLP_PROTOCOL, says "http/protobuf" (the reference's
+//     default; the OpenTelemetry specification's is http/protobuf); any
+//     other value — "http/json" included, which the Go exporters do not
+//     implement — is one [*ConfigError]. Endpoint, headers, TLS, compression
+//     and timeouts come from the standard OTEL_EXPORTER_OTLP_* variables,
+//     read by the exporters. No connection is made during Setup. "console"
+//     writes to [WithConsoleWriter] (default os.Stdout). [WithSpanExporter],
+//     [WithMetricReader], [WithMetricExporter] and [WithLogExporter] replace
+//     the exporter of their signal.
 //   - Unless [WithoutGlobals] is given, the providers of the enabled signals
-//     become the OpenTelemetry globals, and — when the global propagator is
-//     still the default no-op — W3C TraceContext + Baggage becomes the global
-//     propagator (the Python SDK's default). [Handle.Shutdown] puts the
-//     previous globals back when they are still Lens's.
+//     become the OpenTelemetry globals; the propagator of OTEL_PROPAGATORS
+//     (default W3C tracecontext + baggage, the Python SDK's default) becomes
+//     the global propagator when that is still the default no-op; and the
+//     OpenTelemetry error handler and internal logger report through the
+//     Lens logger, once per problem and without configuration values.
+//     [Handle.Shutdown] puts the previous globals back when they are still
+//     Lens's.
+//   - When the environment holds a trace context (TRACEPARENT from lens exec
+//     or a launcher, by the OpenTelemetry environment-variable carrier
+//     convention), spans started without a parent continue it.
 //
-// On error nothing stays installed and the guard is not taken.
+// An invalid or out-of-range numeric setting (OTEL_BSP_*, OTEL_BLRP_*,
+// OTEL_METRIC_EXPORT_*, OTEL_EXPORTER_OTLP_*TIMEOUT) is replaced by its
+// default with one warning; Setup does not fail for it. On error nothing
+// stays installed and the guard is not taken.
 func Setup(ctx context.Context, cfg Config, opts ...Option) (*Handle, error) {
 	cfg = cfg.withDefaults()
 	if !cfg.Enabled {
 		return &Handle{cfg: cfg}, nil
 	}
 	o := newOptions(opts)
-	s, err := newSettings(cfg, &o)
+	need := telemetry.Needs{
+		Traces:  !cfg.TracesDisabled && o.spanExporter == nil,
+		Metrics: !cfg.MetricsDisabled && o.metricReader == nil && o.metricExp == nil,
+		Logs:    cfg.LogsEnabled && o.logExporter == nil,
+	}
+	s, err := telemetry.ReadSettings(o.t.Env, telemetry.Config(cfg), need)
+	if s.SDKDisabled {
+		logx.Logger(o.t.Logger, logx.Providers).Debug("OTEL_SDK_DISABLED=true: telemetry is disabled")
+		cfg.Enabled = false
+		return &Handle{cfg: cfg}, nil
+	}
 	if err != nil {
 		return nil, err
+	}
+	if o.t.RankFrom != "" && !telemetry.ValidRankFrom(o.t.RankFrom) {
+		return nil, fmt.Errorf("lens: WithRankFrom(%q): want one of %s", o.t.RankFrom, strings.Join(telemetry.RankSources(), ", "))
 	}
 	if err := acquire(o.allowReinit); err != nil {
 		return nil, err
@@ -179,163 +184,155 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Handle, error) {
 	return h, nil
 }
 
-// settings are the values Setup reads from the environment before building
-// anything, so that configuration errors are reported before the guard is
-// taken.
-type settings struct {
-	env                                        environ.Lookuper
-	traceProtocol, metricProtocol, logProtocol string
-	metricInterval                             time.Duration
-	spanQueueSize, spanBatchSize               int
-	warnings                                   []string
-}
-
-func newSettings(cfg Config, o *options) (settings, error) {
-	if cfg.Exporter != ExporterOTLP && cfg.Exporter != ExporterConsole {
-		return settings{}, fmt.Errorf("lens: Config.Exporter %q: %w", cfg.Exporter, ErrUnknownExporter)
+func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (_ *Handle, err error) {
+	diag := telemetry.NewDiagnostics(o.t.Logger)
+	h := &Handle{enabled: true, propagator: s.Propagator}
+	if !o.noGlobals {
+		// Before anything is built: the exporters report malformed
+		// settings through the internal logger while they are created.
+		h.globals = installDiagnostics(diag)
 	}
-	s := settings{env: o.env}
-	var errs []error
-	if cfg.Exporter == ExporterOTLP {
-		protocol := func(need bool, signal string, dst *string) {
-			if !need {
-				return
-			}
-			p, err := otlpProtocol(s.env, signal)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			*dst = p
-		}
-		protocol(!cfg.TracesDisabled && o.spanExporter == nil, "TRACES", &s.traceProtocol)
-		protocol(!cfg.MetricsDisabled && o.metricReader == nil && o.metricExp == nil, "METRICS", &s.metricProtocol)
-		protocol(cfg.LogsEnabled && o.logExporter == nil, "LOGS", &s.logProtocol)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return settings{}, err
-	}
-	s.metricInterval = time.Duration(s.positiveInt("OTEL_METRIC_EXPORT_INTERVAL", int(DefaultMetricExportInterval/time.Millisecond))) * time.Millisecond
-	s.spanQueueSize = s.positiveInt("OTEL_BSP_MAX_QUEUE_SIZE", DefaultSpanQueueSize)
-	s.spanBatchSize = min(s.positiveInt("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", sdktrace.DefaultMaxExportBatchSize), s.spanQueueSize)
-	return s, nil
-}
-
-// otlpProtocol resolves the OTLP protocol of one signal:
-// OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else
-// "grpc". Values are trimmed; a non-empty value other than "grpc" and
-// "http/protobuf" is an error (the Go SDK has no http/json exporter).
-func otlpProtocol(env environ.Lookuper, signal string) (string, error) {
-	for _, name := range [...]string{"OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
-		raw, _ := env.LookupEnv(name)
-		switch v := strings.TrimSpace(raw); v {
-		case "":
-			continue
-		case ProtocolGRPC, ProtocolHTTPProtobuf:
-			return v, nil
-		default:
-			return "", &ConfigError{Var: name, Value: raw, Err: ErrInvalidProtocol}
-		}
-	}
-	return ProtocolGRPC, nil
-}
-
-// positiveInt reads an SDK tuning variable. As the OpenTelemetry SDKs do,
-// an invalid value is reported (WARN, logged by build) and the default is
-// used.
-func (s *settings) positiveInt(name string, def int) int {
-	raw, ok := s.env.LookupEnv(name)
-	v := strings.TrimSpace(raw)
-	if !ok || v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		s.warnings = append(s.warnings, fmt.Sprintf("%s=%q is not a positive integer; using %d", name, raw, def))
-		return def
-	}
-	return n
-}
-
-func build(ctx context.Context, cfg Config, o *options, s *settings) (_ *Handle, err error) {
-	for _, w := range s.warnings {
-		logx.Logger(o.logger, logx.Providers).Warn(w)
-	}
-	if cfg.RunID == "" {
-		cfg.RunID = NewRunID(s.env)
-	}
-	sdkAttrs := sdkAttributes()
-	attrs, err := resourceAttributes(ctx, cfg, o, sdkAttrs[:])
-	if err != nil {
-		return nil, err
-	}
-	res := attrs.Resource()
-	h := &Handle{cfg: cfg, attrs: attrs, res: res, enabled: true}
 	defer func() {
 		if err != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
 			defer cancel()
 			_ = h.shutdownProviders(ctx)
+			h.globals.restore(h)
 		}
 	}()
+	for _, w := range s.Warnings {
+		logx.Logger(o.t.Logger, logx.Providers).Warn(w)
+	}
+
+	cfg = Config(telemetry.FillRunID(telemetry.Config(cfg), o.t.Env, o.t.Explain))
+	base := telemetry.SDKAttributes()
+	attrs, err := telemetry.ResourceAttributes(ctx, telemetry.Config(cfg), &o.t, base[:], true)
+	if err != nil {
+		return nil, err
+	}
+	res := attrs.Resource()
+	h.cfg, h.attrs, h.res = cfg, attrs, res
 
 	var console io.Writer
-	if cfg.Exporter == ExporterConsole {
-		w := o.consoleWriter
-		if w == nil {
-			w = os.Stdout
-		}
-		console = &syncWriter{w: w}
+	if s.Traces.Kind == telemetry.KindConsole || s.Metrics.Kind == telemetry.KindConsole || s.Logs.Kind == telemetry.KindConsole {
+		console = telemetry.ConsoleWriter(o.consoleWriter)
 	}
 
-	if !cfg.TracesDisabled {
-		exp := o.spanExporter
-		if exp == nil {
-			if exp, err = newSpanExporter(ctx, s.traceProtocol, console); err != nil {
-				return nil, fmt.Errorf("lens: span exporter: %w", err)
-			}
+	if !cfg.TracesDisabled && (o.spanExporter != nil || s.Traces.Kind != telemetry.KindNone) {
+		if h.tracing, err = telemetry.NewTracing(ctx, res, s, telemetry.TracingOptions{
+			Exporter: o.spanExporter, Console: console, Diagnostics: diag, Env: o.t.Env,
+		}); err != nil {
+			return nil, err
 		}
-		p := &spanPipeline{q: spanQueue{limit: gateLimit(s.spanQueueSize)}}
-		p.exp.next, p.exp.res, p.exp.q = exp, res, &p.q
-		bsp := sdktrace.NewBatchSpanProcessor(&p.exp,
-			sdktrace.WithMaxQueueSize(s.spanQueueSize),
-			sdktrace.WithMaxExportBatchSize(s.spanBatchSize))
-		p.gate.next, p.gate.q = bsp, &p.q
-		h.spans = p
-		h.sdkTP = sdktrace.NewTracerProvider(
-			sdktrace.WithResource(res),
-			sdktrace.WithSpanProcessor(&p.gate))
 	}
-	if !cfg.MetricsDisabled {
-		reader := o.metricReader
-		if reader == nil {
-			exp := o.metricExp
-			if exp == nil {
-				if exp, err = newMetricExporter(ctx, s.metricProtocol, console); err != nil {
-					return nil, fmt.Errorf("lens: metric exporter: %w", err)
-				}
-			}
-			reader = sdkmetric.NewPeriodicReader(metricExporter{Exporter: exp, res: res},
-				sdkmetric.WithInterval(s.metricInterval))
+	if !cfg.MetricsDisabled && (o.metricReader != nil || o.metricExp != nil || s.Metrics.Kind != telemetry.KindNone) {
+		if h.sdkMP, err = newMeterProvider(ctx, res, s, o, console, h); err != nil {
+			return nil, err
 		}
-		h.sdkMP = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader))
 	}
-	if cfg.LogsEnabled {
-		exp := o.logExporter
-		if exp == nil {
-			if exp, err = newLogExporter(ctx, s.logProtocol, console); err != nil {
-				return nil, fmt.Errorf("lens: log exporter: %w", err)
-			}
+	if cfg.LogsEnabled && (o.logExporter != nil || s.Logs.Kind != telemetry.KindNone) {
+		if h.sdkLP, err = newLoggerProvider(ctx, res, s, o, console, h); err != nil {
+			return nil, err
 		}
-		h.sdkLP = sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))
 		h.logger = otelslog.NewLogger(InstrumentationName, otelslog.WithLoggerProvider(h.sdkLP))
 	}
-	if cfg.LogsEnabled || (!cfg.MetricsDisabled && o.metricReader != nil) {
-		warnSDKOnlyKeys(o.logger, res)
+	if h.sdkLP != nil || (h.sdkMP != nil && o.metricReader != nil) {
+		warnSDKOnlyKeys(o.t.Logger, res)
 	}
+	h.exporting = h.tracing != nil || h.sdkMP != nil || h.sdkLP != nil
 	if !o.noGlobals {
-		h.globals = installGlobals(h)
+		h.globals.install(h)
 	}
+	id, _ := attrs.Get(lensconv.ServiceInstanceID)
+	h.restoreIdentity = process.SetIdentity(process.Identity{RunID: cfg.RunID, InstanceID: id.String()})
 	return h, nil
+}
+
+func newMeterProvider(ctx context.Context, res *resource.Resource, s *telemetry.Settings, o *options, console io.Writer, h *Handle) (*sdkmetric.MeterProvider, error) {
+	if o.metricReader != nil {
+		// A caller's reader reads the provider's resource as the SDK builds
+		// it (see WithMetricReader).
+		return sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(o.metricReader)), nil
+	}
+	exp := o.metricExp
+	var guard *telemetry.RefusalGuard
+	if exp == nil {
+		var err error
+		switch s.Metrics.Kind {
+		case telemetry.KindConsole:
+			exp, err = stdoutmetric.New(stdoutmetric.WithWriter(console))
+		default:
+			if s.Metrics.Protocol == ProtocolHTTPProtobuf {
+				var opts []otlpmetrichttp.Option
+				if s.Metrics.Timeout > 0 {
+					opts = append(opts, otlpmetrichttp.WithTimeout(s.Metrics.Timeout))
+				}
+				exp, err = otlpmetrichttp.New(ctx, opts...)
+			} else {
+				guard = telemetry.NewRefusalGuard()
+				var opts []otlpmetricgrpc.Option
+				if s.Metrics.Timeout > 0 {
+					opts = append(opts, otlpmetricgrpc.WithTimeout(s.Metrics.Timeout))
+				}
+				for _, d := range guard.DialOptions(environ.OS{}) {
+					opts = append(opts, otlpmetricgrpc.WithDialOption(d))
+				}
+				exp, err = otlpmetricgrpc.New(ctx, opts...)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lens: metric exporter: %w", err)
+		}
+	}
+	h.guards = append(h.guards, guard)
+	reader := sdkmetric.NewPeriodicReader(&metricExporter{Exporter: exp, res: res, guard: guard},
+		sdkmetric.WithInterval(s.MetricExportInterval), sdkmetric.WithTimeout(s.MetricExportTimeout))
+	// No WithResource: the SDK would parse OTEL_RESOURCE_ATTRIBUTES once
+	// more; the exporter wrapper stamps res on every export instead.
+	return sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), nil
+}
+
+func newLoggerProvider(ctx context.Context, res *resource.Resource, s *telemetry.Settings, o *options, console io.Writer, h *Handle) (*sdklog.LoggerProvider, error) {
+	exp := o.logExporter
+	var guard *telemetry.RefusalGuard
+	if exp == nil {
+		var err error
+		switch s.Logs.Kind {
+		case telemetry.KindConsole:
+			exp, err = stdoutlog.New(stdoutlog.WithWriter(console))
+		default:
+			if s.Logs.Protocol == ProtocolHTTPProtobuf {
+				var opts []otlploghttp.Option
+				if s.Logs.Timeout > 0 {
+					opts = append(opts, otlploghttp.WithTimeout(s.Logs.Timeout))
+				}
+				exp, err = otlploghttp.New(ctx, opts...)
+			} else {
+				guard = telemetry.NewRefusalGuard()
+				var opts []otlploggrpc.Option
+				if s.Logs.Timeout > 0 {
+					opts = append(opts, otlploggrpc.WithTimeout(s.Logs.Timeout))
+				}
+				for _, d := range guard.DialOptions(environ.OS{}) {
+					opts = append(opts, otlploggrpc.WithDialOption(d))
+				}
+				exp, err = otlploggrpc.New(ctx, opts...)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lens: log exporter: %w", err)
+		}
+	}
+	h.guards = append(h.guards, guard)
+	proc := sdklog.NewBatchProcessor(&logExporter{Exporter: exp, guard: guard},
+		sdklog.WithMaxQueueSize(s.BLRPMaxQueueSize),
+		sdklog.WithExportMaxBatchSize(s.BLRPMaxExportBatch),
+		sdklog.WithExportInterval(s.BLRPScheduleDelay),
+		sdklog.WithExportTimeout(s.BLRPExportTimeout))
+	// Log records cannot be given another resource on the way out, so the
+	// provider gets it (and the SDK merges its own parse of the process
+	// environment under it; see the package documentation).
+	return sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(proc)), nil
 }
 
 // warnSDKOnlyKeys reports the keys that the SDK's own parse of the process
@@ -369,95 +366,4 @@ func sdkOnlyKeys(text string, res *resource.Resource) []string {
 	}
 	slices.Sort(extra)
 	return slices.Compact(extra)
-}
-
-func newSpanExporter(ctx context.Context, protocol string, console io.Writer) (sdktrace.SpanExporter, error) {
-	switch {
-	case console != nil:
-		return stdouttrace.New(stdouttrace.WithWriter(console))
-	case protocol == ProtocolHTTPProtobuf:
-		return otlptracehttp.New(ctx)
-	default:
-		return otlptracegrpc.New(ctx)
-	}
-}
-
-func newMetricExporter(ctx context.Context, protocol string, console io.Writer) (sdkmetric.Exporter, error) {
-	switch {
-	case console != nil:
-		return stdoutmetric.New(stdoutmetric.WithWriter(console))
-	case protocol == ProtocolHTTPProtobuf:
-		return otlpmetrichttp.New(ctx)
-	default:
-		return otlpmetricgrpc.New(ctx)
-	}
-}
-
-func newLogExporter(ctx context.Context, protocol string, console io.Writer) (sdklog.Exporter, error) {
-	switch {
-	case console != nil:
-		return stdoutlog.New(stdoutlog.WithWriter(console))
-	case protocol == ProtocolHTTPProtobuf:
-		return otlploghttp.New(ctx)
-	default:
-		return otlploggrpc.New(ctx)
-	}
-}
-
-// lensPropagator marks the propagator Setup installs, so that Shutdown can
-// tell whether the global is still Lens's (propagators built by
-// propagation.NewCompositeTextMapPropagator are slices and cannot be
-// compared).
-type lensPropagator struct{ propagation.TextMapPropagator }
-
-// installedGlobals remembers what Setup replaced.
-type installedGlobals struct {
-	tp         trace.TracerProvider
-	mp         metric.MeterProvider
-	lp         log.LoggerProvider
-	propagator propagation.TextMapPropagator
-	ours       *lensPropagator
-}
-
-func installGlobals(h *Handle) *installedGlobals {
-	g := &installedGlobals{}
-	if h.sdkTP != nil {
-		g.tp = otel.GetTracerProvider()
-		otel.SetTracerProvider(h.sdkTP)
-	}
-	if h.sdkMP != nil {
-		g.mp = otel.GetMeterProvider()
-		otel.SetMeterProvider(h.sdkMP)
-	}
-	if h.sdkLP != nil {
-		g.lp = otel.GetLoggerProvider()
-		otel.SetLoggerProvider(h.sdkLP)
-	}
-	if prev := otel.GetTextMapPropagator(); len(prev.Fields()) == 0 {
-		g.propagator = prev
-		g.ours = &lensPropagator{propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
-		otel.SetTextMapPropagator(g.ours)
-	}
-	return g
-}
-
-// restore puts back the previous globals that are still Lens's.
-func (g *installedGlobals) restore(h *Handle) {
-	if g == nil {
-		return
-	}
-	if h.sdkTP != nil && otel.GetTracerProvider() == trace.TracerProvider(h.sdkTP) {
-		otel.SetTracerProvider(g.tp)
-	}
-	if h.sdkMP != nil && otel.GetMeterProvider() == metric.MeterProvider(h.sdkMP) {
-		otel.SetMeterProvider(g.mp)
-	}
-	if h.sdkLP != nil && otel.GetLoggerProvider() == log.LoggerProvider(h.sdkLP) {
-		otel.SetLoggerProvider(g.lp)
-	}
-	if g.ours != nil {
-		if cur, ok := otel.GetTextMapPropagator().(*lensPropagator); ok && cur == g.ours {
-			otel.SetTextMapPropagator(g.propagator)
-		}
-	}
 }

@@ -63,7 +63,7 @@ func TestSetupDisabled(t *testing.T) {
 		}
 		c.Add(ctx, 1)
 		h.Logger().InfoContext(ctx, "discarded")
-		if h.Resource().Len() != 0 || h.Attributes().Len() != 0 || h.DroppedSpans() != 0 {
+		if h.Resource().Len() != 0 || h.Attributes().Len() != 0 || h.SpanCounts().Dropped != 0 {
 			t.Errorf("disabled handle has a resource %v", h.Attributes())
 		}
 		if got := h.Config(); got.ServiceName != "nemo" || got.Exporter != "otlp" || got.RunID != "" {
@@ -100,7 +100,7 @@ func TestNilHandle(t *testing.T) {
 	span.End()
 	h.Logger().Info("x")
 	if h.IsExporting() || h.Resource() == nil || h.Attributes().Len() != 0 || h.Config().ServiceName != "nemo" ||
-		h.Shutdown(context.Background()) != nil || h.ForceFlush(context.Background()) != nil || h.DroppedSpans() != 0 {
+		h.Shutdown(context.Background()) != nil || h.ForceFlush(context.Background()) != nil || h.SpanCounts().Dropped != 0 {
 		t.Error("nil handle misbehaves")
 	}
 	if h.MeterProvider() == nil || h.LoggerProvider() == nil || h.TracerProvider() == nil {
@@ -256,11 +256,18 @@ func TestProtocolsNotReadForInjectedExporters(t *testing.T) {
 // blockingExporter blocks every export until released.
 type blockingExporter struct {
 	release chan struct{}
+	entered chan struct{} // when not nil, receives (without blocking) on every export call
 	mu      sync.Mutex
 	got     int
 }
 
 func (e *blockingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	if e.entered != nil {
+		select {
+		case e.entered <- struct{}{}:
+		default:
+		}
+	}
 	select {
 	case <-e.release:
 	case <-ctx.Done():
@@ -274,21 +281,28 @@ func (e *blockingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 
 func (e *blockingExporter) Shutdown(context.Context) error { return nil }
 
-// TestDroppedSpans: with the export stuck, spans beyond the gate's limit are
-// dropped (not blocked) and counted. A queue of 8 keeps min(64, 8/4) = 2
-// slots for ForceFlush markers, so 6 spans may be pending: of 10, 4 drop.
+// TestDroppedSpans: with the export stuck, spans beyond the queue are
+// dropped (not blocked) and counted. A queue of 8 with batches of 4: the
+// first batch is handed to the exporter, which blocks; 8 more are queued;
+// the rest drop.
 func TestDroppedSpans(t *testing.T) {
 	t.Parallel()
-	exp := &blockingExporter{release: make(chan struct{})}
-	f := setupFixture(t, enabledConfig(), environ.Map{"OTEL_BSP_MAX_QUEUE_SIZE": "8"}, rank0, defaultLive,
-		lens.WithSpanExporter(exp))
+	exp := &blockingExporter{release: make(chan struct{}), entered: make(chan struct{}, 1)}
+	f := setupFixture(t, enabledConfig(), environ.Map{"OTEL_BSP_MAX_QUEUE_SIZE": "8", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "4"},
+		rank0, defaultLive, lens.WithSpanExporter(exp))
 	tr := f.h.Tracer("t")
-	for range 10 {
-		_, s := tr.Start(context.Background(), "s")
-		s.End() // must not block although the exporter is stuck
+	end := func(n int) {
+		for range n {
+			_, s := tr.Start(context.Background(), "s")
+			s.End() // must not block although the exporter is stuck
+		}
 	}
-	if got := f.h.DroppedSpans(); got != 4 {
-		t.Errorf("DroppedSpans() = %d, want 4", got)
+	end(4)
+	<-exp.entered // the first batch is being exported
+	end(10)
+	c := f.h.SpanCounts()
+	if c.Dropped != 2 || c.Ended != 14 || c.Pending != 12 {
+		t.Errorf("counts %+v, want 14 ended, 2 dropped, 12 pending", c)
 	}
 	close(exp.release)
 	if err := f.h.ForceFlush(context.Background()); err != nil {
@@ -297,14 +311,16 @@ func TestDroppedSpans(t *testing.T) {
 	exp.mu.Lock()
 	got := exp.got
 	exp.mu.Unlock()
-	if got != 6 {
-		t.Errorf("exported %d spans, want 6", got)
+	if got != 12 {
+		t.Errorf("exported %d spans, want 12", got)
 	}
 	// The queue has room again.
-	_, s := tr.Start(context.Background(), "after")
-	s.End()
-	if got := f.h.DroppedSpans(); got != 4 {
-		t.Errorf("DroppedSpans() = %d after the queue drained, want 4", got)
+	end(1)
+	if err := f.h.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.h.SpanCounts(); c != (lens.SpanCounts{Ended: 15, Exported: 13, Dropped: 2}) {
+		t.Errorf("counts %+v after the queue drained, want 15 ended, 13 exported, 2 dropped", c)
 	}
 }
 

@@ -79,24 +79,33 @@ func ExamplePublish() {
 }
 
 func ExampleChildEnv() {
-	// The parent's environment; pass nil to use os.Environ().
+	// The parent's environment; without WithEnviron it is os.Environ().
 	environ := []string{
 		"PATH=/usr/bin",
+		"SLURM_JOB_ID=4242",
 		"OTEL_RESOURCE_ATTRIBUTES=nemo.run.id=exp%2F1,nv.dl.rank=0",
 	}
+	// ctx would carry the launcher's span: the child then gets its
+	// TRACEPARENT and continues the trace.
+	ctx := context.Background()
 	cmd := exec.Command("python3", "-m", "train")
-	cmd.Env, _ = carrier.ChildEnv(environ, nil, attr.NewMap(
+	env, err := carrier.ChildEnv(ctx, attr.NewMap(
 		attr.Entry{Key: "nv.dl.rank", Value: attr.Int(1)},
 		attr.Entry{Key: "nv.dl.role", Value: attr.String("worker")},
-	))
-	// cmd.Start() would now start the child with its own carrier; the
-	// process environment is never touched.
+	), carrier.WithEnviron(environ))
+	if err != nil {
+		fmt.Println(err) // entries the carrier cannot hold; env is still usable
+	}
+	cmd.Env = env
+	// cmd.Start() would now start the child with its own carrier and this
+	// process's run id; the process environment is never touched.
 	for _, kv := range cmd.Env {
-		if strings.HasPrefix(kv, carrier.EnvVar+"=") {
+		if strings.HasPrefix(kv, carrier.EnvVar+"=") || strings.HasPrefix(kv, "NEMO_LENS_RUN_ID=") {
 			fmt.Println(kv)
 		}
 	}
 	// Output:
+	// NEMO_LENS_RUN_ID=4242
 	// OTEL_RESOURCE_ATTRIBUTES=nemo.run.id=exp%2F1,nv.dl.rank=1,nv.dl.role=worker
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/process"
 
 	"github.com/nemolens/lens-go/attr"
 )
@@ -45,12 +46,17 @@ type pubKey struct{}
 // Publication is an active carrier publication made by [Begin]. End it with
 // [Publication.End] to restore the variable.
 type Publication struct {
-	env    environ.Env
-	prev   string
-	had    bool // the variable existed before
-	outer  bool // holds the semaphore
-	ended  bool
-	parent *Publication
+	env  environ.Env
+	prev string
+	had  bool // the variable existed before
+	// runID is set when the publication also set NEMO_LENS_RUN_ID (which
+	// was absent, or present with prevRunID, when hadRunID).
+	runID     bool
+	prevRunID string
+	hadRunID  bool
+	outer     bool // holds the semaphore
+	ended     bool
+	parent    *Publication
 }
 
 // Begin publishes attrs as env's carrier (nil env: the process environment)
@@ -65,7 +71,10 @@ type Publication struct {
 // parent.
 //
 // Begin installs only the given map; to keep the current values, compose
-// first (Extend(Get(env)...)).
+// first (Extend(Get(env)...)). When env holds no non-empty NEMO_LENS_RUN_ID,
+// Begin also sets it to this process's run id (see [ChildEnv]) for the
+// duration of the publication, so that the children started meanwhile join
+// this process's run; End restores it too.
 func Begin(ctx context.Context, env environ.Env, attrs *attr.Map) (context.Context, *Publication, []Dropped, error) {
 	env = environ.OrEnv(env)
 	parent, _ := ctx.Value(pubKey{}).(*Publication)
@@ -91,7 +100,11 @@ func Begin(ctx context.Context, env environ.Env, attrs *attr.Map) (context.Conte
 	p := &Publication{env: env, outer: parent == nil, parent: parent}
 	p.prev, p.had = env.LookupEnv(EnvVar)
 	_, dropped, err := Set(env, attrs)
+	if err == nil {
+		err = p.setRunID()
+	}
 	if err != nil {
+		err = errors.Join(err, p.restore())
 		if p.outer {
 			<-publications.sem
 		}
@@ -137,15 +150,37 @@ func (p *Publication) End() error {
 	return errors.Join(errs...)
 }
 
+// setRunID sets NEMO_LENS_RUN_ID when env has no non-empty one.
+func (p *Publication) setRunID() error {
+	v, ok := p.env.LookupEnv(process.RunIDEnv)
+	if TrimSpace(v) != "" {
+		return nil
+	}
+	p.runID, p.prevRunID, p.hadRunID = true, v, ok
+	if err := p.env.Setenv(process.RunIDEnv, process.RunID(p.env, TrimSpace)); err != nil {
+		return fmt.Errorf("carrier: set %s: %w", process.RunIDEnv, err)
+	}
+	return nil
+}
+
 func (p *Publication) restore() error {
+	errs := []error{restoreVar(p.env, EnvVar, p.prev, p.had)}
+	if p.runID {
+		errs = append(errs, restoreVar(p.env, process.RunIDEnv, p.prevRunID, p.hadRunID))
+	}
+	return errors.Join(errs...)
+}
+
+// restoreVar writes back the exact previous value of name, or deletes it.
+func restoreVar(env environ.Env, name, prev string, had bool) error {
 	var err error
-	if p.had {
-		err = p.env.Setenv(EnvVar, p.prev)
+	if had {
+		err = env.Setenv(name, prev)
 	} else {
-		err = p.env.Unsetenv(EnvVar)
+		err = env.Unsetenv(name)
 	}
 	if err != nil {
-		return fmt.Errorf("carrier: restore %s: %w", EnvVar, err)
+		return fmt.Errorf("carrier: restore %s: %w", name, err)
 	}
 	return nil
 }

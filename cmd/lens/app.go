@@ -12,7 +12,7 @@ import (
 
 	"github.com/nemolens/lens-go/environ"
 
-	lens "github.com/nemolens/lens-go"
+	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
 // app is one invocation of the lens command. Everything it touches outside
@@ -35,6 +35,20 @@ type app struct {
 	// logger receives the records of the library packages lens calls where
 	// they accept a logger; nil builds one on stderr (see newLogger).
 	logger *slog.Logger
+	// diag reports the OpenTelemetry SDK's problems through logger, once
+	// each and without configuration values; main installs it as the
+	// global error handler and internal logger.
+	diag *telemetry.Diagnostics
+	// getpid returns lens's pid (for lens exec's instance id); nil means
+	// os.Getpid.
+	getpid func() int
+}
+
+func (a *app) pid() int {
+	if a.getpid != nil {
+		return a.getpid()
+	}
+	return os.Getpid()
 }
 
 // run executes the lens command line args (without the program name) and
@@ -54,6 +68,9 @@ func (a *app) main(ctx context.Context, args []string) int {
 	}
 	if a.logger == nil {
 		a.logger = newLogger(a.stderr, a.env)
+	}
+	if a.diag == nil {
+		a.diag = telemetry.NewDiagnostics(a.logger)
 	}
 	return a.dispatch(ctx, root, args)
 }
@@ -125,7 +142,7 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 			a.printUsage(a.stdout, c, true)
 			return 0
 		case c == root && (arg == "--version" || arg == "-version"):
-			fmt.Fprintf(a.stdout, "lens %s\n", lens.Version())
+			fmt.Fprintf(a.stdout, "lens %s\n", telemetry.Version())
 			return 0
 		case c == root && arg == "help":
 			return a.helpCommand(args[1:])

@@ -8,8 +8,8 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/internal/shellquote"
 	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/internal/shellquote"
 	"github.com/nemolens/lens-go/lensconv"
 )
 

@@ -261,6 +261,8 @@ func (s consoleSpan) resource(key string) any {
 
 // TestExecTraceContext: with telemetry on, the command gets a valid W3C
 // TRACEPARENT naming lens's span, which continues lens's own trace context.
+var wrapperIDRE = regexp.MustCompile(`^run1-rank3\.lens-exec\.[1-9][0-9]*$`)
+
 func TestExecTraceContext(t *testing.T) {
 	t.Parallel()
 	const parentTrace, parentSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
@@ -329,8 +331,19 @@ func TestExecTraceContext(t *testing.T) {
 			if r := span.resource("nv.dl.role"); r != "trainer" {
 				t.Errorf("resource nv.dl.role = %v", r)
 			}
-			if r := span.resource("service.instance.id"); r != "run1-rank3" {
-				t.Errorf("resource service.instance.id = %v", r)
+			// The wrapper never reports the command's instance id.
+			if r, _ := span.resource("service.instance.id").(string); !wrapperIDRE.MatchString(r) {
+				t.Errorf("resource service.instance.id = %v, want run1-rank3.lens-exec.<pid>", r)
+			}
+			if got["NEMO_LENS_RUN_ID"] != "run1" {
+				t.Errorf("child NEMO_LENS_RUN_ID = %q, want run1", got["NEMO_LENS_RUN_ID"])
+			}
+			// argv stays out of the span unless --command-args.
+			if c := span.attr("process.command_args"); c != nil {
+				t.Errorf("process.command_args = %v without --command-args", c)
+			}
+			if c := span.attr("process.args_count"); c != float64(1) {
+				t.Errorf("process.args_count = %v, want 1", c)
 			}
 		})
 	}

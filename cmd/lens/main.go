@@ -6,6 +6,10 @@ import (
 	"os"
 	"os/signal"
 
+	"go.opentelemetry.io/otel"
+
+	"github.com/nemolens/lens-go/internal/telemetry"
+
 	"github.com/nemolens/lens-go/environ"
 )
 
@@ -14,6 +18,12 @@ func main() {
 	// The library packages log through slog.Default where no logger can be
 	// injected; lens keeps them at LENS_LOG_LEVEL (default error) on stderr.
 	slog.SetDefault(newLogger(os.Stderr, env))
+	logger := newLogger(os.Stderr, env)
+	diag := telemetry.NewDiagnostics(logger)
+	// lens owns its process: nothing the OpenTelemetry SDK reports reaches
+	// stderr except through the logger, once, without values.
+	otel.SetErrorHandler(diag)
+	otel.SetLogger(diag.Logger())
 	a := &app{
 		stdin:      os.Stdin,
 		stdout:     os.Stdout,
@@ -21,6 +31,8 @@ func main() {
 		env:        env,
 		notify:     signal.Notify,
 		stopNotify: signal.Stop,
+		logger:     logger,
+		diag:       diag,
 	}
 	os.Exit(a.main(context.Background(), os.Args[1:]))
 }

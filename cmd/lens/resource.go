@@ -5,12 +5,9 @@ import (
 	"flag"
 	"fmt"
 
-	"go.opentelemetry.io/otel/sdk/resource"
-
-	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/detect"
-	"github.com/nemolens/lens-go/lensconv"
+	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
 var resourceCommand = &command{
@@ -19,14 +16,16 @@ var resourceCommand = &command{
 	usage:   "[--format text|json|env] [--explain] [--attr KEY=VALUE]...",
 	help: `Print the resource an enabled telemetry setup (lens.Setup) would export for
 this process and its configuration (NEMO_LENS_*, OTEL_SERVICE_NAME,
-WANDB_*, DEPLOYMENT_ENV/ENVIRONMENT, the carrier and the detectors; SPEC
-§6.3–6.5): telemetry.sdk.*, the carrier, the Lens base map, the --attr
-values as the caller's resource attributes, detection, type reconstruction
-and the rank-derived service.instance.id. It is printed whether or not
-NEMO_LENS_ENABLED is set.
+WANDB_*, DEPLOYMENT_ENV/ENVIRONMENT, the carrier and the detectors), layer
+by layer, lowest first: telemetry.sdk.*, the carrier, the Lens base map,
+the --attr values as the caller's resource attributes, detection, type
+reconstruction and service.instance.id ("{run_id}-rank{nv.dl.rank}" when a
+rank exists). The rules are in docs/resource.md#resource-precedence. It is
+printed whether or not NEMO_LENS_ENABLED is set.
 
-An empty NEMO_LENS_RUN_ID is filled as Setup fills it: SLURM_JOB_ID, else a
-random 12-hex-digit id (a different one on every call).
+An empty NEMO_LENS_RUN_ID is filled as Setup fills it: SLURM_JOB_ID, else
+TORCHELASTIC_RUN_ID (unless it is torchrun's default "none"), else a random
+12-hex-digit id (a different one on every call).
 
 --attr values are strings, as if the caller passed them in its
 resource_attributes; type reconstruction turns the known integer fields
@@ -61,37 +60,20 @@ resource_attributes; type reconstruction turns the known integer fields
 // exports for this process's configuration with the caller attributes
 // caller, recording origins in e when it is not nil.
 func (a *app) resource(ctx context.Context, caller *attr.Map, e *detect.Explanation) (*attr.Map, error) {
-	cfg, err := lens.FromEnv(lens.WithEnv(a.env))
+	cfg, err := telemetry.FromEnv(a.env, "", "")
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	filled := cfg.RunID == ""
-	if filled {
-		cfg.RunID = lens.NewRunID(a.env)
+	cfg = telemetry.FillRunID(cfg, a.env, e)
+	base := telemetry.SDKAttributes()
+	for _, b := range base {
+		e.Record(b.Key, "OpenTelemetry SDK")
 	}
-	// Layer 1, the SDK's telemetry.sdk.*, comes from the SDK's own detector;
-	// ResourceAttributes returns the layers Lens adds on top.
-	sdkRes, err := resource.New(ctx, resource.WithTelemetrySDK())
-	if err != nil {
-		return nil, err
-	}
-	m, _ := attr.FromResource(sdkRes)
-	for k := range m.All() {
-		e.Record(k, "OpenTelemetry SDK")
-	}
-	lensAttrs, err := lens.ResourceAttributes(ctx, cfg,
-		lens.WithEnv(a.env),
-		lens.WithLogger(a.logger),
-		lens.WithDetectOptions(a.detectOptions()...),
-		lens.WithExplanation(e),
-		lens.WithResourceAttributes(caller.KeyValues()...),
-	)
-	if err != nil {
-		return nil, err
-	}
-	m.Update(lensAttrs)
-	if filled {
-		e.Note(lensconv.NemoRunID, "NEMO_LENS_RUN_ID is empty: filled as Setup fills it (SLURM_JOB_ID, else a random id)")
-	}
-	return m, nil
+	return telemetry.ResourceAttributes(ctx, cfg, &telemetry.Options{
+		Attrs:   caller.KeyValues(),
+		Env:     a.env,
+		Detect:  a.detectOptions(),
+		Explain: e,
+		Logger:  a.logger,
+	}, base[:], true)
 }

@@ -1,0 +1,171 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/nemolens/lens-go/internal/logx"
+)
+
+// Diagnostics routes what the OpenTelemetry SDK and exporters report — the
+// global error handler (otel.Handle) and the SDK's internal logger
+// (otel.SetLogger) — through the Lens logger, so that nothing Lens starts
+// writes to stderr behind the Lens logger's back:
+//
+//   - each distinct problem is reported once (later repeats are counted,
+//     not printed);
+//   - values are never printed: the internal logger's key/value pairs keep
+//     their keys only (the OTLP exporters log the offending header value,
+//     secrets included, when OTEL_EXPORTER_OTLP_HEADERS is malformed), and
+//     credentials in URLs (scheme://user:password@host) are masked;
+//   - the SDK's reports about its own parse of OTEL_RESOURCE_ATTRIBUTES
+//     (partial resource, invalid URL escape) are DEBUG: Lens decodes the
+//     carrier itself and that is the resource it exports.
+type Diagnostics struct {
+	logger *slog.Logger // nil: slog.Default() at call time
+
+	mu      sync.Mutex
+	seen    map[string]int
+	dropped int
+}
+
+// maxDistinct bounds the number of distinct messages remembered.
+const maxDistinct = 256
+
+// NewDiagnostics returns diagnostics that log to logger (nil:
+// slog.Default() at the time of logging).
+func NewDiagnostics(logger *slog.Logger) *Diagnostics {
+	return &Diagnostics{logger: logger, seen: map[string]int{}}
+}
+
+// first reports whether msg is new, and counts it.
+func (d *Diagnostics) first(msg string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n, ok := d.seen[msg]; ok {
+		d.seen[msg] = n + 1
+		return false
+	}
+	if len(d.seen) >= maxDistinct {
+		d.dropped++
+		return false
+	}
+	d.seen[msg] = 1
+	return true
+}
+
+// Handle implements otel.ErrorHandler.
+func (d *Diagnostics) Handle(err error) {
+	if err == nil {
+		return
+	}
+	msg := Redact(err.Error())
+	if !d.first(msg) {
+		return
+	}
+	l := logx.Logger(d.logger, logx.Providers)
+	if sdkResourceParse(err) {
+		l.Debug("the OpenTelemetry SDK's own parse of OTEL_RESOURCE_ATTRIBUTES reported a problem; "+
+			"Lens decodes the carrier itself (see lens carrier check)", "error", msg)
+		return
+	}
+	l.Warn("OpenTelemetry: "+msg, "error", msg)
+}
+
+// Report logs err at WARN once (an export that failed in the background).
+func (d *Diagnostics) Report(err error) { d.Handle(err) }
+
+// sdkResourceParse reports whether err comes from the SDK's parse of
+// OTEL_RESOURCE_ATTRIBUTES.
+func sdkResourceParse(err error) bool {
+	if errors.Is(err, resource.ErrPartialResource) {
+		return true
+	}
+	var ue url.EscapeError
+	return errors.As(err, &ue)
+}
+
+var userinfo = regexp.MustCompile(`(://)[^/@\s]+@`)
+
+// Redact masks credentials in URLs (scheme://user:password@host).
+func Redact(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	return userinfo.ReplaceAllString(s, "${1}[redacted]@")
+}
+
+// Logger returns a logr.Logger for otel.SetLogger that forwards to the Lens
+// logger: errors at WARN, warnings (V(1)) at INFO... no: the SDK logs
+// problems with Error and routine events with V(1)–V(8); only Error
+// records are kept, at WARN, once each, keys without values.
+func (d *Diagnostics) Logger() logr.Logger { return logr.New(&sink{d: d}) }
+
+type sink struct {
+	d    *Diagnostics
+	name string
+}
+
+func (s *sink) Init(logr.RuntimeInfo) {}
+
+// Enabled keeps only verbosity 0 (the SDK's global.Warn is V(1), Info V(4),
+// Debug V(8)); those are forwarded at DEBUG when the logger takes DEBUG.
+func (s *sink) Enabled(level int) bool {
+	if level == 0 {
+		return true
+	}
+	l := s.d.logger
+	if l == nil {
+		l = slog.Default()
+	}
+	return l.Enabled(context.Background(), slog.LevelDebug)
+}
+
+func (s *sink) Info(level int, msg string, kv ...any) {
+	text := "OpenTelemetry: " + Redact(msg) + keysOf(kv)
+	if level == 0 {
+		if s.d.first(text) {
+			logx.Logger(s.d.logger, logx.Providers).Warn(text)
+		}
+		return
+	}
+	logx.Logger(s.d.logger, logx.Providers).Debug(text)
+}
+
+func (s *sink) Error(err error, msg string, kv ...any) {
+	text := "OpenTelemetry: " + Redact(msg) + keysOf(kv)
+	if err != nil {
+		text += ": " + Redact(err.Error())
+	}
+	if s.d.first(text) {
+		logx.Logger(s.d.logger, logx.Providers).Warn(text)
+	}
+}
+
+func (s *sink) WithValues(...any) logr.LogSink { return s }
+
+func (s *sink) WithName(name string) logr.LogSink {
+	return &sink{d: s.d, name: name}
+}
+
+// keysOf renders the keys of a key/value list, never the values.
+func keysOf(kv []any) string {
+	var keys []string
+	for i := 0; i < len(kv); i += 2 {
+		if k, ok := kv[i].(string); ok {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(keys, ", ") + ": values not shown)"
+}

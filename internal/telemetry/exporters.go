@@ -1,0 +1,76 @@
+package telemetry
+
+import (
+	"context"
+	"io"
+	"os"
+	"sync"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"google.golang.org/grpc"
+
+	"github.com/nemolens/lens-go/environ"
+)
+
+// DialOptions returns the gRPC dial options of an OTLP/gRPC exporter
+// watched by g: g's dialer, unless a proxy is configured for gRPC
+// (https_proxy, HTTPS_PROXY, grpc_proxy in env: gRPC applies a proxy only
+// with its own dialer), in which case the exporter keeps gRPC's dialer and
+// its final exports are bounded by their deadline only.
+func (g *RefusalGuard) DialOptions(env environ.Lookuper) []grpc.DialOption {
+	for _, name := range [...]string{"https_proxy", "HTTPS_PROXY", "grpc_proxy"} {
+		if v, _ := env.LookupEnv(name); v != "" {
+			return nil
+		}
+	}
+	return []grpc.DialOption{grpc.WithContextDialer(g.dial)}
+}
+
+// newSpanExporter builds the span exporter of sig. console receives the
+// console exporter's output.
+func newSpanExporter(ctx context.Context, sig Signal, console io.Writer, guard *RefusalGuard) (sdktrace.SpanExporter, error) {
+	switch sig.Kind {
+	case KindConsole:
+		return stdouttrace.New(stdouttrace.WithWriter(console))
+	case KindOTLP:
+		if sig.Protocol == ProtocolHTTPProtobuf {
+			var opts []otlptracehttp.Option
+			if sig.Timeout > 0 {
+				opts = append(opts, otlptracehttp.WithTimeout(sig.Timeout))
+			}
+			return otlptracehttp.New(ctx, opts...)
+		}
+		var opts []otlptracegrpc.Option
+		if sig.Timeout > 0 {
+			opts = append(opts, otlptracegrpc.WithTimeout(sig.Timeout))
+		}
+		for _, o := range guard.DialOptions(environ.OS{}) {
+			opts = append(opts, otlptracegrpc.WithDialOption(o))
+		}
+		return otlptracegrpc.New(ctx, opts...)
+	}
+	return nil, nil
+}
+
+// ConsoleWriter returns w (os.Stdout when nil) behind a mutex, so that the
+// console exporters of several signals write whole lines.
+func ConsoleWriter(w io.Writer) io.Writer {
+	if w == nil {
+		w = os.Stdout
+	}
+	return &syncWriter{w: w}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}

@@ -1,0 +1,133 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrCollectorRefused is the cause of a final export that ended at once
+// because the collector refused the connection.
+var ErrCollectorRefused = errors.New("the collector refused the connection")
+
+// probeTimeout bounds the one connection attempt a final export makes when
+// the last attempt of the exporter was refused.
+const probeTimeout = 250 * time.Millisecond
+
+// RefusalGuard makes the final exports of an OTLP/gRPC exporter end at once
+// when the collector refuses connections. The gRPC exporter retries an
+// unavailable collector with backoff until its deadline, so without this a
+// process whose collector is down waits out its whole shutdown timeout
+// (OTLP/HTTP does not retry a refused connection).
+//
+// The guard is the exporter's dialer: it sees every connection attempt and
+// remembers whether the last one was refused (ECONNREFUSED). Once [final]
+// is called (Shutdown began), an export whose connection attempt is refused
+// is cancelled at once with [ErrCollectorRefused], and an export that starts
+// while the last attempt was refused is not attempted when one more quick
+// connection attempt is refused too.
+type RefusalGuard struct {
+	dialer net.Dialer
+
+	mu          sync.Mutex
+	isFinal     bool
+	lastRefused error  // the last attempt's refusal, nil after a success
+	lastAddr    string // the address of the last attempt
+	inflight    map[*exportCall]struct{}
+}
+
+type exportCall struct{ cancel context.CancelCauseFunc }
+
+// NewRefusalGuard returns a guard for one OTLP/gRPC exporter. A nil
+// *RefusalGuard runs every export as it is.
+func NewRefusalGuard() *RefusalGuard {
+	return &RefusalGuard{inflight: map[*exportCall]struct{}{}}
+}
+
+// dial is the gRPC context dialer: addr is "host:port", or "unix:PATH" for
+// Unix sockets (as gRPC passes them to a custom dialer).
+func (g *RefusalGuard) dial(ctx context.Context, addr string) (net.Conn, error) {
+	network, address := "tcp", addr
+	if rest, ok := strings.CutPrefix(addr, "unix:"); ok {
+		network, address = "unix", rest
+	}
+	conn, err := g.dialer.DialContext(ctx, network, address)
+	g.mu.Lock()
+	g.lastAddr = addr
+	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		g.lastRefused = fmt.Errorf("%w: %w", ErrCollectorRefused, err)
+		if g.isFinal {
+			for c := range g.inflight {
+				c.cancel(g.lastRefused)
+			}
+		}
+	} else if err == nil {
+		g.lastRefused = nil
+	}
+	g.mu.Unlock()
+	return conn, err
+}
+
+// Final switches the guard to final mode (Shutdown began).
+func (g *RefusalGuard) Final() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.isFinal = true
+	g.mu.Unlock()
+}
+
+// Export runs fn. In final mode it is cancelled with ErrCollectorRefused as
+// soon as a connection attempt is refused, and not run at all when the last
+// attempt was refused and a quick new attempt is refused too.
+func (g *RefusalGuard) Export(ctx context.Context, fn func(context.Context) error) error {
+	if g == nil {
+		return fn(ctx)
+	}
+	g.mu.Lock()
+	if !g.isFinal {
+		g.mu.Unlock()
+		return fn(ctx)
+	}
+	refused, addr := g.lastRefused, g.lastAddr
+	g.mu.Unlock()
+	if refused != nil {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		conn, err := g.dial(pctx, addr)
+		cancel()
+		if err == nil {
+			conn.Close()
+		} else if errors.Is(err, syscall.ECONNREFUSED) {
+			return g.refusal()
+		}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	call := &exportCall{cancel: cancel}
+	g.mu.Lock()
+	g.inflight[call] = struct{}{}
+	g.mu.Unlock()
+	err := fn(ctx)
+	g.mu.Lock()
+	delete(g.inflight, call)
+	g.mu.Unlock()
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrCollectorRefused) {
+		return cause
+	}
+	return err
+}
+
+func (g *RefusalGuard) refusal() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lastRefused != nil {
+		return g.lastRefused
+	}
+	return ErrCollectorRefused
+}

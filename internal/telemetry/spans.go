@@ -1,0 +1,323 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// SpanCounts is the accounting of a span pipeline. Only sampled spans are
+// counted (unsampled spans are never exported). At every moment
+//
+//	Ended = Exported + Dropped + Failed + Pending
+//
+// and after a Shutdown that finished within its deadline Pending is 0.
+type SpanCounts struct {
+	// Ended is the number of sampled spans that ended while the pipeline
+	// ran (including spans ended after Shutdown began, which are dropped).
+	Ended int64
+	// Exported is the number of spans the exporter accepted (its
+	// ExportSpans returned nil).
+	Exported int64
+	// Dropped is the number of spans never handed to the exporter because
+	// the queue was full (OTEL_BSP_MAX_QUEUE_SIZE spans were pending) or
+	// because they ended after Shutdown began.
+	Dropped int64
+	// Failed is the number of spans handed to the exporter whose export
+	// failed (the collector refused, did not answer in time or returned an
+	// error), plus the spans still queued when Shutdown's deadline passed.
+	Failed int64
+	// Pending is the number of spans queued or being exported.
+	Pending int64
+}
+
+// spanPipeline is Lens's batch span processor: it replaces the SDK's
+// BatchSpanProcessor so that every span is accounted for (the SDK's drops
+// spans behind its caller's back when ForceFlush markers fill its queue, and
+// does not count failed exports), so that any number of concurrent
+// ForceFlush calls is safe (a flush takes no queue slot), and so that ending
+// a span never blocks. It also gives every exported span exactly the Lens
+// resource.
+type spanPipeline struct {
+	exp      sdktrace.SpanExporter
+	res      *resource.Resource
+	maxQueue int
+	maxBatch int
+	delay    time.Duration
+	timeout  time.Duration
+	guard    *RefusalGuard // nil unless the exporter is OTLP
+	onError  func(error)   // reports failed background exports
+
+	mu       sync.Mutex
+	queue    []sdktrace.ReadOnlySpan
+	head     int    // queue[head:] are pending, not yet taken
+	accepted uint64 // spans accepted into the queue, ever
+	settled  uint64 // accepted spans whose export has returned (or was abandoned)
+	flushTo  uint64 // the worker exports until settled reaches this
+	progress chan struct{}
+	stopping bool
+
+	wake     chan struct{} // buffered 1: there is work
+	stop     chan struct{} // closed by Shutdown
+	stopped  chan struct{} // closed when the worker has returned
+	stopOnce sync.Once
+	abort    context.CancelFunc // cancels the export in progress
+	workCtx  context.Context
+
+	ended, exported, dropped, failed atomic.Int64
+	shutdownErr                      error
+}
+
+func newSpanPipeline(exp sdktrace.SpanExporter, res *resource.Resource, s *Settings, guard *RefusalGuard, onError func(error)) *spanPipeline {
+	p := &spanPipeline{
+		exp:      exp,
+		res:      res,
+		maxQueue: s.BSPMaxQueueSize,
+		maxBatch: s.BSPMaxExportBatch,
+		delay:    s.BSPScheduleDelay,
+		timeout:  s.BSPExportTimeout,
+		guard:    guard,
+		onError:  onError,
+		progress: make(chan struct{}),
+		wake:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		stopped:  make(chan struct{}),
+	}
+	p.workCtx, p.abort = context.WithCancel(context.Background())
+	go p.run()
+	return p
+}
+
+// Counts returns the accounting now.
+func (p *spanPipeline) Counts() SpanCounts {
+	// Read the settled counters before ended, so that a span that ends
+	// concurrently can only make Pending larger, never negative.
+	c := SpanCounts{Exported: p.exported.Load(), Dropped: p.dropped.Load(), Failed: p.failed.Load()}
+	c.Ended = p.ended.Load()
+	c.Pending = c.Ended - c.Exported - c.Dropped - c.Failed
+	return c
+}
+
+func (p *spanPipeline) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+func (p *spanPipeline) OnEnd(s sdktrace.ReadOnlySpan) {
+	if !s.SpanContext().IsSampled() {
+		return
+	}
+	p.mu.Lock()
+	p.ended.Add(1)
+	if p.stopping || len(p.queue)-p.head >= p.maxQueue {
+		p.mu.Unlock()
+		p.dropped.Add(1)
+		return
+	}
+	p.queue = append(p.queue, s)
+	p.accepted++
+	full := len(p.queue)-p.head >= p.maxBatch
+	p.mu.Unlock()
+	if full {
+		p.signal()
+	}
+}
+
+func (p *spanPipeline) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// ForceFlush exports every span that ended before the call and waits for
+// those exports to return, or for ctx to be done. Any number of calls may
+// run at once; none takes a queue slot.
+func (p *spanPipeline) ForceFlush(ctx context.Context) error {
+	p.mu.Lock()
+	target := p.accepted
+	if target > p.flushTo {
+		p.flushTo = target
+	}
+	p.mu.Unlock()
+	p.signal()
+	return p.waitSettled(ctx, target)
+}
+
+// waitSettled waits until every span accepted before target has settled.
+func (p *spanPipeline) waitSettled(ctx context.Context, target uint64) error {
+	for {
+		p.mu.Lock()
+		if p.settled >= target {
+			p.mu.Unlock()
+			return nil
+		}
+		ch := p.progress
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-p.stopped:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Shutdown stops accepting spans, exports the queue, and shuts the
+// exporter down, within ctx. When ctx is done first, the export in progress
+// is cancelled, the spans still queued are counted as failed, and ctx's
+// error is returned. Later calls return the first call's result.
+func (p *spanPipeline) Shutdown(ctx context.Context) error {
+	p.stopOnce.Do(func() {
+		if p.guard != nil {
+			p.guard.Final()
+		}
+		p.mu.Lock()
+		p.stopping = true
+		p.flushTo = p.accepted
+		p.mu.Unlock()
+		close(p.stop)
+		var err error
+		select {
+		case <-p.stopped:
+		case <-ctx.Done():
+			err = ctx.Err()
+			p.abort()
+			p.abandonQueued()
+		}
+		if serr := p.exp.Shutdown(ctx); serr != nil && !errors.Is(serr, ctx.Err()) {
+			err = errors.Join(err, serr)
+		}
+		p.shutdownErr = err
+	})
+	return p.shutdownErr
+}
+
+// abandonQueued counts the spans still queued as failed.
+func (p *spanPipeline) abandonQueued() {
+	p.mu.Lock()
+	n := len(p.queue) - p.head
+	clear(p.queue[p.head:])
+	p.queue, p.head = p.queue[:0], 0
+	p.settled += uint64(n)
+	p.broadcastLocked()
+	p.mu.Unlock()
+	p.failed.Add(int64(n))
+}
+
+func (p *spanPipeline) broadcastLocked() {
+	close(p.progress)
+	p.progress = make(chan struct{})
+}
+
+// run is the worker: it exports a batch when the queue holds maxBatch
+// spans, everything queued before a ForceFlush when one asks, everything
+// queued when the schedule delay passes, and drains the queue on Shutdown.
+// Exports run one at a time, in queue order.
+func (p *spanPipeline) run() {
+	defer close(p.stopped)
+	var tick <-chan time.Time
+	var timer *time.Timer
+	if p.delay > 0 {
+		timer = time.NewTimer(p.delay)
+		defer timer.Stop()
+		tick = timer.C
+	}
+	for {
+		all, stopping := false, false
+		select {
+		case <-p.wake:
+		case <-tick:
+			all = true
+		case <-p.stop:
+			all, stopping = true, true
+		}
+		for p.exportBatch(all) {
+		}
+		if stopping {
+			return
+		}
+		if timer != nil && all {
+			timer.Reset(p.delay)
+		}
+	}
+}
+
+// exportBatch exports up to maxBatch queued spans and reports whether it
+// exported anything. Unless all is set it exports only a full batch, or a
+// partial one while a ForceFlush waits for spans that are still queued.
+func (p *spanPipeline) exportBatch(all bool) bool {
+	p.mu.Lock()
+	n := min(len(p.queue)-p.head, p.maxBatch)
+	if n == 0 || (!all && n < p.maxBatch && p.settled >= p.flushTo) {
+		p.mu.Unlock()
+		return false
+	}
+	batch := make([]sdktrace.ReadOnlySpan, n)
+	copy(batch, p.queue[p.head:p.head+n])
+	clear(p.queue[p.head : p.head+n])
+	p.head += n
+	if p.head == len(p.queue) {
+		p.queue, p.head = p.queue[:0], 0
+	} else if p.head > len(p.queue)/2 && p.head > 1024 {
+		// Compact so the backing array does not grow without bound.
+		m := copy(p.queue, p.queue[p.head:])
+		clear(p.queue[m:])
+		p.queue, p.head = p.queue[:m], 0
+	}
+	p.mu.Unlock()
+
+	err := p.export(batch)
+
+	if err != nil {
+		p.failed.Add(int64(n))
+	} else {
+		p.exported.Add(int64(n))
+	}
+	p.mu.Lock()
+	p.settled += uint64(n)
+	p.broadcastLocked()
+	p.mu.Unlock()
+	if err != nil && p.onError != nil {
+		p.onError(err)
+	}
+	return true
+}
+
+func (p *spanPipeline) export(batch []sdktrace.ReadOnlySpan) error {
+	ctx := p.workCtx
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+		defer cancel()
+	}
+	spans := withResource(batch, p.res)
+	if p.guard != nil {
+		return p.guard.Export(ctx, func(ctx context.Context) error { return p.exp.ExportSpans(ctx, spans) })
+	}
+	return p.exp.ExportSpans(ctx, spans)
+}
+
+// withResource returns spans with every resource replaced by res (the SDK's
+// provider merges its own parse of the process environment under the
+// resource it is given; Lens's resource is the one that leaves the
+// process). The slice is modified in place.
+func withResource(spans []sdktrace.ReadOnlySpan, res *resource.Resource) []sdktrace.ReadOnlySpan {
+	for i, s := range spans {
+		if s.Resource() != res {
+			spans[i] = resourceSpan{ReadOnlySpan: s, res: res}
+		}
+	}
+	return spans
+}
+
+// resourceSpan is a span whose Resource is replaced.
+type resourceSpan struct {
+	sdktrace.ReadOnlySpan
+	res *resource.Resource
+}
+
+func (s resourceSpan) Resource() *resource.Resource { return s.res }

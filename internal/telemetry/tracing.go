@@ -1,0 +1,100 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/envprop"
+)
+
+// TracingOptions are the inputs of [NewTracing] besides the resource and the
+// settings.
+type TracingOptions struct {
+	// Exporter replaces the exporter the settings name (lens.WithSpanExporter).
+	Exporter sdktrace.SpanExporter
+	// Console receives the console exporter's output (see ConsoleWriter).
+	Console io.Writer
+	// Diagnostics reports failed background exports; nil reports nothing.
+	Diagnostics *Diagnostics
+	// Env is where the parent trace context is read (TRACEPARENT, …); nil is
+	// the process environment.
+	Env environ.Lookuper
+}
+
+// Tracing is a tracer provider whose spans go through Lens's span pipeline.
+type Tracing struct {
+	sdk      *sdktrace.TracerProvider
+	provider trace.TracerProvider
+	pipeline *spanPipeline
+	parent   trace.SpanContext
+}
+
+// NewTracing builds the tracer provider: the SDK's TracerProvider with Lens's
+// span pipeline (exact accounting, bounded queue, exactly res on every
+// exported span) in front of the exporter. The provider is given no
+// resource option, so the SDK does not parse OTEL_RESOURCE_ATTRIBUTES once
+// more for it (its default resource is computed once per process); the
+// pipeline stamps res on every span it exports. When env holds a valid
+// parent trace context for s.Propagator, root spans continue it.
+func NewTracing(ctx context.Context, res *resource.Resource, s *Settings, o TracingOptions) (*Tracing, error) {
+	exp := o.Exporter
+	var guard *RefusalGuard
+	if exp == nil {
+		if s.Traces.Kind == KindOTLP && s.Traces.Protocol == ProtocolGRPC {
+			guard = NewRefusalGuard()
+		}
+		var err error
+		if exp, err = newSpanExporter(ctx, s.Traces, o.Console, guard); err != nil {
+			return nil, fmt.Errorf("lens: span exporter: %w", err)
+		}
+	}
+	var onError func(error)
+	if o.Diagnostics != nil {
+		onError = o.Diagnostics.Report
+	}
+	p := newSpanPipeline(exp, res, s, guard, onError)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
+	t := &Tracing{sdk: tp, provider: tp, pipeline: p}
+	if s.Propagator != nil {
+		parent := trace.SpanContextFromContext(envprop.Extract(context.Background(), environ.Or(o.Env), s.Propagator))
+		if parent.IsValid() {
+			t.parent = parent
+			t.provider = &parentedProvider{next: tp, parent: parent}
+		}
+	}
+	return t, nil
+}
+
+// Provider returns the tracer provider to hand out: the SDK's, wrapped to
+// continue the environment's trace when the process received one.
+func (t *Tracing) Provider() trace.TracerProvider { return t.provider }
+
+// SDK returns the SDK's tracer provider.
+func (t *Tracing) SDK() *sdktrace.TracerProvider { return t.sdk }
+
+// Parent returns the span context received in the environment (invalid
+// when none).
+func (t *Tracing) Parent() trace.SpanContext { return t.parent }
+
+// Counts returns the span accounting.
+func (t *Tracing) Counts() SpanCounts { return t.pipeline.Counts() }
+
+// ForceFlush exports every span ended so far.
+func (t *Tracing) ForceFlush(ctx context.Context) error { return t.sdk.ForceFlush(ctx) }
+
+// Shutdown flushes and stops the provider within ctx; a collector that
+// refuses connections ends it at once (OTLP/gRPC and OTLP/HTTP).
+func (t *Tracing) Shutdown(ctx context.Context) error { return t.sdk.Shutdown(ctx) }
+
+// DefaultPropagator is W3C Trace Context + Baggage, the OpenTelemetry
+// default (OTEL_PROPAGATORS unset).
+func DefaultPropagator() propagation.TextMapPropagator {
+	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+}
