@@ -169,6 +169,12 @@ var smiFields = [...]string{"index", "name", "uuid", "serial", "pci.bus_id", "co
 // capabilities are then unavailable. A field printed as "[N/A]", "N/A" or
 // "[Not Supported]" fails with [ErrNVMLField].
 //
+// Each run has the bounds of [NvidiaSMI] (timeout, 1 MiB output cap,
+// process-group kill); only a non-zero exit status, not a timeout or an
+// oversized output, leads to the retry. The output must be valid UTF-8 and
+// is split into lines as [NvidiaSMI.GPUCount] splits it; blank lines are
+// skipped.
+//
 // Divergence from NVML: nvidia-smi reports memory.total in MiB, so
 // MemoryTotal is that number times 1048576 (NVML gives exact bytes; the two
 // agree whenever the total is a whole number of MiB). The index, PCI bus id
@@ -183,8 +189,12 @@ func (n NvidiaSMI) Query(ctx context.Context) (NVML, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nvidia-smi query: %w", err)
 	}
+	lines, ok := outputLines(out)
+	if !ok {
+		return nil, errors.New("nvidia-smi query: output is not valid UTF-8")
+	}
 	snap := &smiSnapshot{devices: map[int]smiDevice{}}
-	for line := range strings.SplitSeq(string(out), "\n") {
+	for line := range lines {
 		if carrier.TrimSpace(line) == "" {
 			continue
 		}

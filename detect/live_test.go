@@ -22,7 +22,7 @@ func TestLiveGPU(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nvidia-smi -L: %v", err)
 	}
-	want := strings.Count(strings.TrimSpace(string(list)), "\n") + 1
+	want := countListedGPUs(string(list))
 	n, ok := detect.NvidiaSMIGPUCount(ctx)
 	if !ok || n != want {
 		t.Errorf("NvidiaSMIGPUCount = %d, %v; nvidia-smi -L lists %d", n, ok, want)
@@ -50,4 +50,32 @@ func TestLiveGPU(t *testing.T) {
 	}
 	full := detect.All(ctx)
 	t.Logf("Detect (zero Options): %v", full)
+}
+
+// countListedGPUs counts the GPUs in the output of `nvidia-smi -L`: one
+// "GPU <index>: <name> (UUID: GPU-…)" line per physical GPU; the MIG devices
+// of a GPU are indented lines beneath it and are not counted, as
+// --query-gpu=count does not count them.
+func countListedGPUs(list string) int {
+	n := 0
+	for line := range strings.Lines(list) {
+		if strings.HasPrefix(line, "GPU ") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestCountListedGPUs(t *testing.T) {
+	t.Parallel()
+	list := "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-a)\n" +
+		"  MIG 3g.40gb     Device  0: (UUID: MIG-b)\n" +
+		"  MIG 3g.40gb     Device  1: (UUID: MIG-c)\n" +
+		"GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-d)\n"
+	if n := countListedGPUs(list); n != 2 {
+		t.Errorf("countListedGPUs = %d, want 2", n)
+	}
+	if n := countListedGPUs("No devices were found\n"); n != 0 {
+		t.Errorf("countListedGPUs(no devices) = %d", n)
+	}
 }

@@ -3,28 +3,57 @@ package detect
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"iter"
 	"os/exec"
-	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nemolens/lens-go/carrier"
 )
 
-// DefaultNvidiaSMITimeout bounds every nvidia-smi run (SPEC §1.2: 5 seconds).
+// DefaultNvidiaSMITimeout bounds every nvidia-smi run: 5 seconds, as the
+// reference's subprocess timeout.
 const DefaultNvidiaSMITimeout = 5 * time.Second
 
-// maxProbeOutput caps what is read from nvidia-smi; a GPU line is a few
-// hundred bytes, so this is far above anything a real machine prints.
+// maxProbeOutput caps what is read from nvidia-smi's standard output. A GPU
+// line is a few hundred bytes, so 1 MiB is far above anything a real machine
+// prints; a tool that prints more is not nvidia-smi doing its job.
 const maxProbeOutput = 1 << 20
 
-// waitDelay bounds how long a killed nvidia-smi may keep its output pipe open
-// (through children of its own) before the pipe is closed and Wait returns.
+// waitDelay bounds how long the tool may keep its output pipe open (through
+// descendants of its own) after it exited or was killed, before the pipe is
+// closed and the run fails.
 const waitDelay = 250 * time.Millisecond
+
+// errOutputTooLarge is the failure of a run whose standard output exceeded
+// maxProbeOutput bytes.
+var errOutputTooLarge = fmt.Errorf("nvidia-smi: output exceeds %d bytes", maxProbeOutput)
 
 // NvidiaSMI runs the nvidia-smi tool. The zero value runs "nvidia-smi" found
 // in the process's PATH with [DefaultNvidiaSMITimeout]. Its GPUCount method
-// fits [Options.GPUCount], and its Query method backs the live [NVML] of
-// [DetectGPU].
+// fits [WithGPUCount], and its Query method backs the live [NVML] of [GPU].
+//
+// Every run is bounded in time, output and processes:
+//
+//   - Time: the run ends after Timeout (default 5 s) or when the context
+//     passed to the method is done, whichever comes first.
+//   - Output: standard output is read through a limited reader; as soon as
+//     it exceeds 1 MiB, reading stops, the tool is killed and the run fails.
+//     Standard input and standard error are the null device.
+//   - Processes: on unix the tool runs as the leader of a new process group
+//     (Setpgid), and the timeout, the cancellation and the output cap kill
+//     that whole group with SIGKILL, so a wrapper script's children die with
+//     it; the group is killed once more when the tool has exited, so no
+//     process the run started outlives it (short of one that leaves the
+//     group with setsid or setpgid). If the tool or its descendants keep
+//     the output pipe open 250 ms after the tool exited or was killed, the
+//     pipe is closed and the run fails. On other systems only the tool
+//     itself is killed.
+//
+// Any failure (missing tool, timeout, cancellation, non-zero exit status,
+// oversized output) is a failure of the method; nothing is logged.
 //
 // nvidia-smi is a local tool: it talks to the driver, never to the network.
 type NvidiaSMI struct {
@@ -37,8 +66,17 @@ type NvidiaSMI struct {
 }
 
 // run executes the tool with args and returns its standard output. Any
-// failure (missing tool, timeout, cancellation, non-zero exit) is an error.
+// failure (missing tool, timeout, cancellation, non-zero exit, output over
+// maxProbeOutput, output pipe held open) is an error; a run that ended with
+// its context returns the context's error.
 func (n NvidiaSMI) run(ctx context.Context, args ...string) ([]byte, error) {
+	out, _, err := n.runCounted(ctx, args...)
+	return out, err
+}
+
+// runCounted is run that also reports how many bytes were read from the
+// tool's standard output.
+func (n NvidiaSMI) runCounted(ctx context.Context, args ...string) (out []byte, read int64, err error) {
 	path := n.Path
 	if path == "" {
 		path = "nvidia-smi"
@@ -49,57 +87,208 @@ func (n NvidiaSMI) run(ctx context.Context, args ...string) ([]byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var out cappedBuffer
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Stdout = &out
+	stdout := &boundedOutput{limit: maxProbeOutput}
+	cmd.Stdout = stdout // Stdin and Stderr stay nil: the null device.
 	cmd.WaitDelay = waitDelay
-	if err := cmd.Run(); err != nil {
-		return nil, err
+	setProcessGroup(cmd) // and cmd.Cancel kills that group
+	// Runs on the goroutine that copies the output, which os/exec starts
+	// after cmd.Process is set.
+	stdout.onExceed = func() { _ = killProcessGroup(cmd) }
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
 	}
-	return out.Bytes(), nil
+	err = cmd.Wait()
+	// Whatever happened, nothing the tool started outlives the run. The
+	// group id stays allocated while any member lives, so this cannot reach
+	// an unrelated process group unless the group is empty and its number
+	// was reused within the last few microseconds.
+	_ = killProcessGroup(cmd)
+	// After Wait, the copying goroutine has finished: stdout is ours again.
+	switch {
+	case stdout.exceeded:
+		return nil, stdout.read, errOutputTooLarge
+	case err != nil && ctx.Err() != nil:
+		return nil, stdout.read, fmt.Errorf("nvidia-smi: %w", ctx.Err())
+	case err != nil:
+		return nil, stdout.read, err
+	}
+	return stdout.buf.Bytes(), stdout.read, nil
 }
 
-// GPUCount runs `nvidia-smi --query-gpu=count --format=csv,noheader` and
-// returns the number of non-blank output lines (nvidia-smi prints one line
-// per GPU). A missing tool, a timeout, a cancelled ctx, a non-zero exit
-// status or output without a non-blank line give (0, false); nothing is
-// logged or returned as an error (SPEC §1.2).
+// boundedOutput receives the tool's standard output. It keeps at most limit
+// bytes; reading one byte more marks it exceeded, calls onExceed (which kills
+// the tool) and fails the copy, so that no more is read.
+type boundedOutput struct {
+	buf      bytes.Buffer
+	limit    int
+	read     int64 // bytes taken from the tool's output
+	exceeded bool
+	onExceed func()
+}
+
+// ReadFrom reads r through a limited reader of limit+1 bytes. os/exec
+// copies the output pipe with io.Copy, which calls it.
+func (b *boundedOutput) ReadFrom(r io.Reader) (int64, error) {
+	if b.exceeded {
+		return 0, errOutputTooLarge
+	}
+	n, err := b.buf.ReadFrom(io.LimitReader(r, int64(b.limit-b.buf.Len())+1))
+	b.read += n
+	if b.buf.Len() > b.limit {
+		return n, b.exceed()
+	}
+	return n, err
+}
+
+// Write applies the same cap to a copy that does not use ReadFrom.
+func (b *boundedOutput) Write(p []byte) (int, error) {
+	if b.exceeded {
+		return 0, errOutputTooLarge
+	}
+	b.read += int64(len(p))
+	if room := b.limit - b.buf.Len(); len(p) > room {
+		b.buf.Write(p[:room])
+		return room, b.exceed()
+	}
+	return b.buf.Write(p)
+}
+
+func (b *boundedOutput) exceed() error {
+	b.exceeded = true
+	b.buf = bytes.Buffer{} // the output is discarded
+	if b.onExceed != nil {
+		b.onExceed()
+	}
+	return errOutputTooLarge
+}
+
+// GPUCount runs
+//
+//	nvidia-smi --query-gpu=count --format=csv,noheader
+//
+// (see [NvidiaSMI] for the bounds: the timeout, the 1 MiB output cap and the
+// process-group kill) and, when it exits with status 0, returns the number of
+// GPU records in its standard output: nvidia-smi prints one line per GPU,
+// each holding the GPU count.
+//
+// The output is decoded as the reference's subprocess.run(..., text=True)
+// does: it must be valid UTF-8 (else there is no count), "\r\n" and a lone
+// "\r" are line breaks, and the lines are those of Python's str.splitlines,
+// which also breaks at "\v", "\f", U+001C, U+001D, U+001E, U+0085, U+2028 and
+// U+2029. Each line is stripped of Python whitespace ([carrier.TrimSpace]);
+// blank lines are skipped, and every other line is a record and must be a
+// base-10 integer: one or more ASCII digits 0-9, without sign.
+//
+// It returns (0, false), logging nothing, when the tool is missing, times
+// out, is cancelled through ctx, exits with a non-zero status, prints more
+// than 1 MiB or invalid UTF-8, prints a non-blank line that is not an
+// integer, or prints no record.
+//
+// Divergence from the reference, which counts every non-blank line: a
+// non-blank line that is not an integer makes the whole output invalid and
+// gives no count, because a line of garbage (an error message printed with
+// status 0, a banner of a wrapper) is not a GPU, and a count built from it
+// would be wrong. Output over 1 MiB gives no count (the reference reads it
+// all). On timeout the reference kills the tool only, and it waits for the
+// end of the output until its timeout when a descendant holds the pipe open
+// after the tool exited; the port kills the whole process group, and fails
+// 250 ms after the exit instead.
 func (n NvidiaSMI) GPUCount(ctx context.Context) (int, bool) {
 	out, err := n.run(ctx, "--query-gpu=count", "--format=csv,noheader")
 	if err != nil {
 		return 0, false
 	}
-	count := 0
-	for line := range strings.SplitSeq(string(out), "\n") {
-		if carrier.TrimSpace(line) != "" {
-			count++
-		}
-	}
-	if count == 0 {
-		return 0, false
-	}
-	return count, true
+	return countGPURecords(out)
 }
 
-// NvidiaSMIGPUCount is the live GPU-count probe that [DetectLocal] uses when
-// CUDA_VISIBLE_DEVICES is absent and [Options.GPUCount] is nil: it runs
+// NvidiaSMIGPUCount is the live GPU-count probe that [Local] uses when
+// CUDA_VISIBLE_DEVICES is absent and no [WithGPUCount] is given: it runs
 // `nvidia-smi --query-gpu=count --format=csv,noheader` from PATH with a
-// 5-second timeout that ctx can shorten. See [NvidiaSMI.GPUCount].
+// 5-second timeout that ctx can shorten, reading at most 1 MiB of output, in
+// a process group of its own that is killed whole on timeout, cancellation,
+// oversized output and exit. It counts the lines that are base-10 integers
+// and gives no count when a non-blank line is not one (the reference counts
+// every non-blank line), when the output exceeds 1 MiB or is not valid UTF-8,
+// or when the tool fails. It is NvidiaSMI{}.GPUCount; see
+// [NvidiaSMI.GPUCount].
 func NvidiaSMIGPUCount(ctx context.Context) (int, bool) {
 	return NvidiaSMI{}.GPUCount(ctx)
 }
 
-// cappedBuffer keeps the first maxProbeOutput bytes written and discards the
-// rest without failing the writer.
-type cappedBuffer struct{ bytes.Buffer }
+// countGPURecords is the count of [NvidiaSMI.GPUCount] for the standard
+// output of a successful `nvidia-smi --query-gpu=count` run.
+func countGPURecords(out []byte) (int, bool) {
+	lines, ok := outputLines(out)
+	if !ok {
+		return 0, false
+	}
+	count := 0
+	for line := range lines {
+		line = carrier.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if !isDecimal(line) {
+			return 0, false
+		}
+		count++
+	}
+	return count, count > 0
+}
 
-func (b *cappedBuffer) Write(p []byte) (int, error) {
-	if room := maxProbeOutput - b.Len(); room > 0 {
-		if len(p) > room {
-			b.Buffer.Write(p[:room])
-		} else {
-			b.Buffer.Write(p)
+// isDecimal reports whether s is one or more ASCII digits.
+func isDecimal(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
 		}
 	}
-	return len(p), nil
+	return true
+}
+
+// outputLines returns the lines of the tool's output as Python reads them
+// with subprocess text=True and str.splitlines: out must be valid UTF-8
+// (ok is false otherwise); "\r\n" is one line break, and "\n", "\r", "\v",
+// "\f", U+001C, U+001D, U+001E, U+0085, U+2028 and U+2029 are line breaks.
+// The breaks are not part of the lines, and no empty line follows a final
+// break.
+func outputLines(out []byte) (lines iter.Seq[string], ok bool) {
+	if !utf8.Valid(out) {
+		return nil, false
+	}
+	s := string(out)
+	return func(yield func(string) bool) {
+		start := 0
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !isLineBreak(r) {
+				i += size
+				continue
+			}
+			if !yield(s[start:i]) {
+				return
+			}
+			if r == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+				size++
+			}
+			i += size
+			start = i
+		}
+		if start < len(s) {
+			yield(s[start:])
+		}
+	}, true
+}
+
+// isLineBreak reports whether r ends a line for Python's str.splitlines.
+func isLineBreak(r rune) bool {
+	switch r {
+	case '\n', '\r', '\v', '\f', '\x1c', '\x1d', '\x1e', '\u0085', '\u2028', '\u2029':
+		return true
+	}
+	return false
 }

@@ -5,6 +5,7 @@ package detect_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -134,9 +135,17 @@ func TestDetectLocalWithFakeNvidiaSMI(t *testing.T) {
 }
 
 func TestNvidiaSMIGPUCountLive(t *testing.T) {
-	// Whatever this machine has: no panic, and a success is a positive count.
-	if n, ok := detect.NvidiaSMIGPUCount(context.Background()); ok && n <= 0 {
-		t.Errorf("NvidiaSMIGPUCount = %d, true", n)
+	// The live probe against an independent count: the GPUs that
+	// `nvidia-smi -L` lists (skipped without an nvidia-smi on PATH).
+	want, listed := listedGPUs(t)
+	n, ok := detect.NvidiaSMIGPUCount(context.Background())
+	switch {
+	case !listed && ok:
+		t.Errorf("NvidiaSMIGPUCount = %d, true, but nvidia-smi -L failed", n)
+	case listed && want == 0 && ok:
+		t.Errorf("NvidiaSMIGPUCount = %d, true, but nvidia-smi -L lists no GPU", n)
+	case listed && want > 0 && (!ok || n != want):
+		t.Errorf("NvidiaSMIGPUCount = %d, %v; nvidia-smi -L lists %d GPUs", n, ok, want)
 	}
 }
 
@@ -222,4 +231,24 @@ echo '0, Tesla V100, GPU-v, 123, 00000000:02:00.0, 16160, 470.1'`)
 			t.Errorf("Query with %q succeeded", body)
 		}
 	}
+}
+
+// listedGPUs runs `nvidia-smi -L` from PATH, a listing independent of the
+// count query, and returns the number of GPUs it lists; ok is false when it
+// fails (no driver, no device). It skips the test when PATH holds no
+// nvidia-smi.
+func listedGPUs(t *testing.T) (n int, ok bool) {
+	t.Helper()
+	path, err := exec.LookPath("nvidia-smi")
+	if err != nil {
+		t.Skip("no nvidia-smi on PATH: the live GPU count cannot be compared with nvidia-smi -L on this machine")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	list, err := exec.CommandContext(ctx, path, "-L").Output()
+	if err != nil {
+		t.Logf("nvidia-smi -L: %v", err)
+		return 0, false
+	}
+	return countListedGPUs(string(list)), true
 }

@@ -11,8 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/attr"
@@ -46,11 +45,12 @@ func runWorker(ctx context.Context, o *options, rec *worker.Record) error {
 	rec.Exporting = h.IsExporting()
 	rec.Resource = slurm.EncodeAttrs(h.Attributes())
 
-	parent := propagation.TraceContext{}.Extract(ctx, envCarrier{})
-	if p := trace.SpanContextFromContext(parent); p.IsValid() {
-		rec.ParentSpanID = p.SpanID().String()
+	// No code of its own for the trace context: lens.Setup read
+	// TRACEPARENT, and a span started without a parent continues it.
+	_, span := h.Tracer("github.com/nemolens/lens-go/e2e/cmd/worker").Start(ctx, o.span)
+	if ro, ok := span.(sdktrace.ReadOnlySpan); ok && ro.Parent().IsValid() {
+		rec.ParentSpanID = ro.Parent().SpanID().String()
 	}
-	_, span := h.Tracer("github.com/nemolens/lens-go/e2e/cmd/worker").Start(parent, o.span)
 	sc := span.SpanContext()
 	rec.SpanName = o.span
 	rec.TraceID = sc.TraceID().String()
@@ -62,8 +62,8 @@ func runWorker(ctx context.Context, o *options, rec *worker.Record) error {
 	if err := h.Shutdown(sctx); err != nil {
 		return fmt.Errorf("lens Handle.Shutdown: %w", err)
 	}
-	if n := h.DroppedSpans(); n != 0 {
-		return fmt.Errorf("lens dropped %d span(s)", n)
+	if c := h.SpanCounts(); c.Exported != c.Ended {
+		return fmt.Errorf("lens exported %d of %d span(s): %+v", c.Exported, c.Ended, c)
 	}
 	return nil
 }
@@ -86,9 +86,9 @@ func publishAndRun(ctx context.Context, attrs []string, ranks int, run func(rank
 		errs := make([]error, ranks)
 		var wg sync.WaitGroup
 		for k := range ranks {
-			env, dropped := carrier.ChildEnv(nil, nil, attr.NewMap(attr.Entry{Key: "nv.dl.rank", Value: attr.Int(k)}))
-			if len(dropped) > 0 {
-				errs[k] = fmt.Errorf("rank %d: carrier entries dropped: %v", k, dropped)
+			env, err := carrier.ChildEnv(ctx, attr.NewMap(attr.Entry{Key: "nv.dl.rank", Value: attr.Int(k)}))
+			if err != nil {
+				errs[k] = fmt.Errorf("rank %d: child environment: %v", k, err)
 				continue
 			}
 			wg.Go(func() { children[k], errs[k] = run(k, env) })
@@ -98,14 +98,6 @@ func publishAndRun(ctx context.Context, attrs []string, ranks int, run func(rank
 		return errors.Join(errs...)
 	})
 }
-
-// envCarrier reads TRACEPARENT/TRACESTATE from the process environment for
-// the W3C propagator (the environment-variable carrier convention).
-type envCarrier struct{}
-
-func (envCarrier) Get(key string) string { return os.Getenv(strings.ToUpper(key)) }
-func (envCarrier) Set(string, string)    {}
-func (envCarrier) Keys() []string        { return []string{"traceparent", "tracestate"} }
 
 func writeStdout(rec *worker.Record) error {
 	enc := json.NewEncoder(os.Stdout)
