@@ -21,8 +21,9 @@ const benchCarrier = "service.name=nemo,nemo.run.id=exp%2F2026-01%2Cseed%3D7,nem
 	"slurm.ntasks=16,slurm.job.name=b2.sh,nv.dl.job.uuid=0461fb81-10eb-5506-9e9d-16b03959c379," +
 	"nv.dl.run.uuid=820a232c-53cf-5c54-83a0-bb2fd8bb0877,wandb.project=gpt"
 
-// benchEnv is notes/e2e-slurm.md §7 context C (srun task 1 inside an sbatch
-// script, captured from Slurm 22.05) plus eight GPUs and the carrier.
+// benchEnv is the environment of srun task 1 inside an sbatch script,
+// captured from Slurm 22.05 (vector capture.02-sbatch.srun-n2.task1), plus
+// eight GPUs and the carrier.
 func benchEnv(b *testing.B) environ.Map {
 	vs, err := vectorsByID("capture.02-sbatch.srun-n2.task1.detect_slurm")
 	if err != nil {

@@ -1,34 +1,37 @@
-// Package resources detects the resource attributes of the current process
-// exactly as NVIDIA NeMo Lens does (SPEC §1.2–§1.6, §4, §5, §6.5): the local
-// host/process/GPU count, the Slurm job (merged with the launcher-provided
-// carrier OTEL_RESOURCE_ATTRIBUTES), Kubernetes, the job and run UUIDs, and
-// the type reconstruction of carrier strings. It also adapts the detectors
-// to the OpenTelemetry SDK ([Detector], [LocalDetector], [SlurmDetector],
-// [KubernetesDetector] for resource.New(ctx, resource.WithDetectors(...))).
+// Package detect detects the resource attributes of the current process
+// exactly as NVIDIA NeMo Lens does: the local host/process/GPU count, the
+// Slurm job (merged with the launcher-provided carrier
+// OTEL_RESOURCE_ATTRIBUTES), Kubernetes, the job and run UUIDs, and the type
+// reconstruction of carrier strings. The rules are stated in
+// docs/detection.md (docs/README.md lists every anchor). It also adapts the
+// detectors to the OpenTelemetry SDK ([Detector], [LocalDetector],
+// [SlurmDetector], [KubernetesDetector] for resource.New(ctx,
+// resource.WithDetectors(...))).
 //
 // Everything the detectors read from the outside world is injectable through
-// [Options] (environment, host name, process id, GPU probe, Kubernetes
-// secrets path, logger); the zero Options reads the live process at call
-// time. Detection never touches the network, never reads the Kubernetes
-// service-account token, and starts a subprocess only for the nvidia-smi GPU
-// count when CUDA_VISIBLE_DEVICES is absent. A detector whose platform is
-// absent returns an empty map and no error; no function panics on bad input.
+// the options ([WithEnv], [WithHostname], [WithPID], [WithGPUCount],
+// [WithKubernetesSecretsPath], [WithNVML], [WithLocalRank], [WithLogger]);
+// without options the live process is read at call time. Detection never
+// touches the network, never reads the Kubernetes service-account token, and
+// starts a subprocess only for the nvidia-smi GPU count when
+// CUDA_VISIBLE_DEVICES is absent. A detector whose platform is absent returns
+// an empty map and no error; no function panics on bad input.
 //
 // # Attributes
 //
-// [DetectLocal] (SPEC §1.2):
+// [Local] (docs/detection.md#detect-local):
 //
 //	Key             Type    Source
-//	host.name       string  os.Hostname (Options.Hostname); always
-//	process.pid     int     os.Getpid (Options.PID); always
+//	host.name       string  os.Hostname ([WithHostname]); always
+//	process.pid     int     os.Getpid ([WithPID]); always
 //	host.gpu.count  int     CUDA_VISIBLE_DEVICES present: 0 when blank after trimming, else the number of
 //	                        comma-separated items (no validation); absent: nvidia-smi --query-gpu=count
 //	                        --format=csv,noheader (5 s timeout), omitted on any failure
 //
-// [DetectSlurm] (SPEC §1.3, §1.4), active when SLURM_JOB_ID is non-empty or
-// the carrier holds a valid allowlisted key. Each key takes the carrier value
-// when it is valid and non-empty, else the local value; lists are "first
-// non-empty wins"; values are not trimmed:
+// [Slurm] (docs/detection.md#detect-slurm), active when SLURM_JOB_ID is
+// non-empty or the carrier holds a valid allowlisted key. Each key takes the
+// carrier value when it is valid and non-empty, else the local value; lists
+// are "first non-empty wins"; values are not trimmed:
 //
 //	Key                          Type    Environment source
 //	slurm.job.id                 string  SLURM_ARRAY_JOB_ID + "_" + SLURM_ARRAY_TASK_ID in array mode, else SLURM_JOB_ID
@@ -67,9 +70,9 @@
 // equals SLURM_ARRAY_JOB_ID, so array mode is keyed on the presence of
 // SLURM_ARRAY_TASK_ID, never on comparing ids.
 //
-// [DetectKubernetes] (SPEC §1.5), active iff KUBERNETES_SERVICE_HOST is
-// non-empty or /var/run/secrets/kubernetes.io exists (only checked, never
-// read):
+// [Kubernetes] (docs/detection.md#detect-kubernetes), active iff
+// KUBERNETES_SERVICE_HOST is non-empty or /var/run/secrets/kubernetes.io
+// exists (only checked, never read):
 //
 //	Key                 Type    Environment source
 //	k8s.namespace.name  string  K8S_NAMESPACE
@@ -79,53 +82,72 @@
 //	k8s.container.name  string  K8S_CONTAINER_NAME
 //	k8s.job.name        string  K8S_JOB_NAME
 //
-// [Detect] = local, then Slurm, then Kubernetes; a later layer overwrites
-// equal keys; host.name is always present.
+// [All] = local, then Slurm, then Kubernetes; a later layer overwrites
+// equal keys; host.name is always present (docs/detection.md#detect-all).
 //
-// [DeriveJobUUID] / [DeriveRunUUID] (SPEC §5) read SLURM_CLUSTER_NAME,
+// [JobUUID] / [RunUUID] (docs/detection.md#uuids) read SLURM_CLUSTER_NAME,
 // SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURM_RESTART_COUNT,
 // TORCHELASTIC_RESTART_COUNT and TORCHELASTIC_RUN_ID; they are UUIDv5 in the
 // URL namespace, computed with crypto/sha1. [JobUUIDName] and [RunUUIDName]
 // return the name strings.
 //
-// [DetectGPU] (SPEC §9, provisional; not called by Detect) reads LOCAL_RANK,
-// SLURM_LOCALID and CUDA_VISIBLE_DEVICES and produces nv.gpu.index (int),
-// nv.gpu.model, nv.gpu.uuid, nv.gpu.serial, nv.gpu.pci_bus_id,
-// nv.gpu.compute_capability, nv.gpu.memory_total (int, bytes) and
-// nv.gpu.driver_version through an [NVML] (default: [NvidiaSMI.Query]).
+// [GPU] (docs/detection.md#detect-gpu; provisional; not called by [All])
+// reads LOCAL_RANK, SLURM_LOCALID and CUDA_VISIBLE_DEVICES and produces
+// nv.gpu.index (int), nv.gpu.model, nv.gpu.uuid, nv.gpu.serial,
+// nv.gpu.pci_bus_id, nv.gpu.compute_capability, nv.gpu.memory_total (int,
+// bytes) and nv.gpu.driver_version through an [NVML] (default:
+// [NvidiaSMI.Query]).
 //
-// [Normalize] (SPEC §6.5) turns carrier strings of the DL/GPU integer fields
-// into int64 and stringifies the DL/GPU string fields; see package semconv
-// for the key lists.
+// [Normalize] (docs/detection.md#type-reconstruction) turns carrier strings
+// of the DL/GPU integer fields into int64 and stringifies the DL/GPU string
+// fields; see package lensconv for the key lists.
 //
 // # Integer rule
 //
 // slurm.array.count, slurm.nnodes, slurm.ntasks, slurm.restart_count (carrier
 // and local values) and the DL/GPU integer fields use the strict rule of
-// carrier.ParseInt: after trimming, [+-]?[0-9]+ with ASCII digits only. The
-// result is an int64 attribute.
+// carrier.ParseInt: after trimming with Python's str.strip set, [+-]?[0-9]+
+// with ASCII digits only, within int64 (docs/compatibility.md#integer-rule).
+// The result is an int64 attribute. The local rank of [GPU] is read with
+// Python's int() instead (docs/compatibility.md#python-int).
 //
 // # Divergences from the Python reference (port decisions)
 //
+// Each is listed, with its reason, in
+// docs/compatibility.md#intentional-divergences.
+//
 //   - Integers outside int64 are invalid (Python's are unbounded): a Slurm
 //     value falls back or is omitted, a DL/GPU field is kept as a string with
-//     a warning (SPEC §4, §10.4).
-//   - The strict integer rule is applied to local Slurm values too
-//     (SPEC §10.1, following the docs).
+//     a warning (docs/compatibility.md#divergence-int64).
+//   - The strict integer rule is applied to local Slurm values too, where
+//     the reference's local derivation calls Python's int(): "1_0" and
+//     non-ASCII digits omit the key, "5\x1f" gives 5; the explanation says
+//     what the reference reads
+//     (docs/compatibility.md#divergence-slurm-local-integers).
 //   - If the host-name lookup fails, host.name is "" and a WARNING is logged
-//     (Python's gethostname does not fail).
+//     (Python's gethostname does not fail;
+//     docs/compatibility.md#divergence-hostname-failure).
 //   - Normalize keeps a null value of a string field null (Python's str()
-//     would render "None").
-//   - DetectGPU's live NVML is nvidia-smi, whose memory.total is in MiB
-//     (converted to bytes); the local rank is parsed like Python's int(),
-//     but values beyond int64 fail.
+//     would render "None"; docs/compatibility.md#divergence-normalize-null).
+//   - nvidia-smi: the host.gpu.count probe counts only GPU records, lines
+//     that are base-10 integers (ASCII digits) after Python's strip; a
+//     non-blank line that is not one gives no count (the reference counts
+//     every non-blank line, garbage included, but a garbage line is not a
+//     GPU). Its output is read up to 1 MiB: more gives no count (the
+//     reference reads it all). The tool runs in a process group of its own,
+//     killed whole on timeout, cancellation, oversized output and exit, so
+//     no descendant outlives the probe (the reference kills only the tool).
+//     Lines, the UTF-8 rule and the 5 s timeout are the reference's.
+//     The live NVML of [GPU] is nvidia-smi, run the same way, whose
+//     memory.total is in MiB (converted to bytes); the local rank is parsed
+//     like Python's int(), but values beyond int64 fail.
 //   - Messages are Go log/slog records carrying the reference's logger name
 //     in a "logger" attribute; only the substrings the reference's tests
 //     check are guaranteed.
 //
 // # Provenance
 //
-// Pass an [Explanation] in [Options.Explain] to learn where each attribute
+// Pass an [Explanation] with [WithExplanation] to learn where each attribute
 // came from and which candidates were discarded (used by the CLI's
 // --explain).
 package detect

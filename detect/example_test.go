@@ -35,8 +35,8 @@ func ExampleJobUUID() {
 }
 
 func ExampleAll() {
-	// An srun task (notes/e2e-slurm.md §7 context C) whose launcher put the
-	// authoritative node count into the carrier.
+	// An srun task inside an sbatch script (as Slurm 22.05 sets it) whose
+	// launcher put the authoritative node count into the carrier.
 	env := environ.Map{
 		"SLURM_JOB_ID": "3", "SLURM_JOB_NAME": "b2.sh", "SLURM_CLUSTER_NAME": "probe",
 		"SLURM_JOB_PARTITION": "debug", "SLURM_JOB_NUM_NODES": "1", "SLURM_NTASKS": "2",
@@ -106,7 +106,7 @@ func ExampleNormalize() {
 	}
 	fmt.Println("warned:", warned)
 	// Output:
-	// level=WARN msg="resource attribute nv.dl.world_size requires a base-10 integer; the invalid value is preserved" logger=nemo.lens.lensconv.resources key=nv.dl.world_size value=1_0 kind=string
+	// level=WARN msg="resource attribute nv.dl.world_size requires a base-10 integer; the invalid value is preserved" logger=nemo.lens.semconv.resources key=nv.dl.world_size value=1_0 kind=string
 	// nv.dl.rank=7 (int64)
 	// nv.dl.world_size=1_0 (string)
 	// slurm.nnodes=8 (string)

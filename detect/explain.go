@@ -28,7 +28,7 @@ type Origin struct {
 func (o Origin) Emitted() bool { return o.Source != "" }
 
 // Explanation collects [Origin]s while resources are detected and assembled.
-// Pass a non-nil *Explanation in [Options.Explain] to fill it; a nil
+// Pass a non-nil *Explanation with [WithExplanation] to fill it; a nil
 // *Explanation ignores every call, so recording costs nothing when nobody
 // asks. Origins are kept in the order of their first record. It is safe for
 // concurrent use. The zero value is ready to use.

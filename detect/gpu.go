@@ -103,7 +103,7 @@ func GPU(ctx context.Context, opts ...Option) *attr.Map {
 			return fail(fmt.Sprintf("local rank %d is outside CUDA_VISIBLE_DEVICES=%q", rank, cvd))
 		}
 		var ok bool
-		if physical, ok = pyInt(items[i]); !ok {
+		if physical, ok = pyInt(carrier.TrimSpace(items[i])); !ok {
 			return fail(fmt.Sprintf("CUDA_VISIBLE_DEVICES item %q is not an integer index", items[i]))
 		}
 	}

@@ -25,7 +25,8 @@ const (
 	envK8sJobName            = "K8S_JOB_NAME"
 )
 
-// Kubernetes returns the Kubernetes attributes (SPEC §1.5). It is active iff
+// Kubernetes returns the Kubernetes attributes, the reference's
+// detect_kubernetes (docs/detection.md#detect-kubernetes). It is active iff
 // KUBERNETES_SERVICE_HOST is non-empty or the path of
 // [WithKubernetesSecretsPath] (default [DefaultKubernetesSecretsPath])
 // exists, whatever its file type (a dangling symbolic link does not count,

@@ -13,8 +13,8 @@ import (
 
 const envCUDAVisibleDevices = "CUDA_VISIBLE_DEVICES"
 
-// Local returns the attributes of the live process (SPEC §1.2), in this
-// order:
+// Local returns the attributes of the live process, the reference's
+// detect_local (docs/detection.md#detect-local), in this order:
 //
 //   - host.name: the host name ([WithHostname], default os.Hostname);
 //     always present;
@@ -28,7 +28,7 @@ const envCUDAVisibleDevices = "CUDA_VISIBLE_DEVICES"
 //
 // Port decision: the reference's socket.gethostname() cannot fail; when the
 // Go host-name lookup fails, host.name is "" (so the key stays present) and
-// a WARNING is logged.
+// a WARNING is logged (docs/compatibility.md#divergence-hostname-failure).
 //
 // Options used: WithEnv, WithHostname, WithPID, WithGPUCount, WithLogger,
 // WithExplanation.

@@ -8,7 +8,7 @@ func isUnset(v attr.Value) bool {
 }
 
 // merge is the reference's merge_resource_attributes(base, additions,
-// overwrite) (SPEC §3.3): start from base without its null and "" entries;
+// overwrite) (docs/compatibility.md#merge): start from base without its null and "" entries;
 // then, for each entry of additions that is neither null nor "", set it when
 // overwrite is true or the key is not yet present. The result is a new map:
 // base's surviving keys in base's order, then new keys of additions in

@@ -12,8 +12,9 @@ import (
 type detector func(ctx context.Context) *attr.Map
 
 // Detect implements resource.Detector. The resource is schemaless
-// (SPEC §11.4), so merging it with the SDK's detectors never raises
-// resource.ErrSchemaURLConflict; integer keys are int64 attributes. An
+// (docs/resource.md#sdk-schema-url), so merging it with the SDK's detectors
+// never raises resource.ErrSchemaURLConflict; integer keys are int64
+// attributes. An
 // absent platform gives an empty resource and a nil error. A done ctx gives
 // a nil resource and ctx's error, as the SDK's detectors do.
 func (d detector) Detect(ctx context.Context) (*resource.Resource, error) {

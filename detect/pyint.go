@@ -1,64 +1,106 @@
 package detect
 
 import (
-	"math"
+	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/nemolens/lens-go/carrier"
 )
 
-// pyInt parses s as Python's int(s) does (the lenient rule that detect_gpu
-// uses for the local rank and the CUDA_VISIBLE_DEVICES item, SPEC §4 last
-// paragraph): surrounding whitespace is ignored, an optional sign, then
-// decimal digits of any script (Unicode category Nd) with single
-// underscores allowed between digits. Values outside int64 fail (Python's
-// int is unbounded; these values are device indices).
-func pyInt(s string) (int64, bool) {
-	s = carrier.TrimSpace(s)
+// The lenient integer rule of Python's int(s), which the reference uses
+// where the strict integer rule (carrier.ParseInt) does not apply: the local
+// rank of detect_gpu, and the CUDA_VISIBLE_DEVICES item it selects after
+// str.strip() (docs/compatibility.md#python-int). The Slurm detector uses it
+// only to say, in its notes, what the reference's local derivation would
+// have read (docs/compatibility.md#divergence-slurm-local-integers).
+
+// isPyIntSpace reports whether r is whitespace for Python's int(): the ASCII
+// characters space, \t, \n, \v, \f and \r, and every non-ASCII character
+// for which str.isspace() is true (U+0085, U+00A0, U+1680, U+2000–U+200A,
+// U+2028, U+2029, U+202F, U+205F, U+3000). It is the str.strip set
+// ([carrier.IsSpace]) without the ASCII separators U+001C–U+001F: int()
+// keeps those and then rejects the string, so int("5\x1f") fails although
+// "5\x1f".strip() is "5".
+func isPyIntSpace(r rune) bool {
+	if r >= 0x1c && r <= 0x1f {
+		return false
+	}
+	return carrier.IsSpace(r)
+}
+
+// trimPyIntSpace removes leading and trailing [isPyIntSpace] characters, as
+// int() ignores them. Bytes that are not valid UTF-8 are never trimmed.
+func trimPyIntSpace(s string) string {
+	return strings.TrimFunc(s, isPyIntSpace)
+}
+
+// pyIntText reports whether Python's int(s) accepts s and returns the
+// decimal text of the value it reads ("10" for "1_0" and for "١٠", "-5" for
+// " -0_5 ", "0" for "-0"), of any size: the surrounding [isPyIntSpace]
+// whitespace is ignored, then an optional sign, then decimal digits of any
+// script (Unicode category Nd) with single underscores allowed between
+// digits. Nothing else is accepted: no inner whitespace, no prefix, no
+// fraction.
+func pyIntText(s string) (string, bool) {
+	s = trimPyIntSpace(s)
 	neg := false
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		neg = s[0] == '-'
 		s = s[1:]
 	}
 	if s == "" {
-		return 0, false
+		return "", false
 	}
-	var n uint64
+	digits := make([]byte, 0, len(s)+1)
+	if neg {
+		digits = append(digits, '-')
+	}
+	start := len(digits) // the first significant digit goes here
 	prevDigit := false
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		if r == '_' {
 			if !prevDigit || i >= len(s) {
-				return 0, false
+				return "", false
 			}
 			prevDigit = false
 			continue
 		}
 		d, ok := digitValue(r)
 		if !ok {
-			return 0, false
+			return "", false
 		}
-		if n > (math.MaxUint64-uint64(d))/10 {
-			return 0, false
-		}
-		n = n*10 + uint64(d)
 		prevDigit = true
+		if d == 0 && len(digits) == start {
+			continue // a leading zero
+		}
+		digits = append(digits, byte('0'+d))
 	}
 	if !prevDigit {
+		return "", false
+	}
+	if len(digits) == start {
+		return "0", true // zero has no sign
+	}
+	return string(digits), true
+}
+
+// pyInt parses s as Python's int(s) does ([pyIntText]) and returns the value
+// when it fits in int64. Values outside int64 fail (Python's int is
+// unbounded; these values are device indices).
+func pyInt(s string) (int64, bool) {
+	text, ok := pyIntText(s)
+	if !ok {
 		return 0, false
 	}
-	if neg {
-		if n > 1<<63 {
-			return 0, false
-		}
-		return -int64(n), true // n ≤ 2^63: int64(2^63) wraps to MinInt64, whose negation is itself
-	}
-	if n > math.MaxInt64 {
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
 		return 0, false
 	}
-	return int64(n), true
+	return n, true
 }
 
 // digitValue returns the value of a decimal digit of any script. Unicode

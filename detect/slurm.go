@@ -46,10 +46,11 @@ const (
 	sourceCarrier = "carrier"
 )
 
-// Slurm returns the Slurm attributes (SPEC §1.3, §1.4): the valid
-// launcher-provided values of the carrier (OTEL_RESOURCE_ATTRIBUTES in
-// the environment of [WithEnv]) merged over the values derived from the local Slurm
-// environment. It never fails; without Slurm it returns an empty map.
+// Slurm returns the Slurm attributes, the reference's detect_slurm
+// (docs/detection.md#detect-slurm): the valid launcher-provided values of
+// the carrier (OTEL_RESOURCE_ATTRIBUTES in the environment of [WithEnv])
+// merged over the values derived from the local Slurm environment. It never
+// fails; without Slurm it returns an empty map.
 //
 // Activation: the result is non-empty when SLURM_JOB_ID is non-empty (a
 // whitespace-only value counts) or the carrier holds at least one of the 23
@@ -57,7 +58,8 @@ const (
 //
 // Inherited values: a carrier value of an allowlisted key is kept when it is
 // non-empty after decoding (values are not trimmed) and, for the four integer
-// keys, when it passes the strict integer rule (SPEC §4), becoming an int64;
+// keys, when it passes the strict integer rule
+// (docs/compatibility.md#integer-rule), becoming an int64;
 // otherwise it is dropped and the key falls back to its local value. Other
 // carrier keys (service.name, host.name, slurm.foo, the retired
 // slurm.nodelist, slurm.cluster and slurm.torchelastic.restart_count) are
@@ -94,14 +96,19 @@ const (
 //	                             absent or empty)
 //	nv.dl.job.uuid               JobUUID(env)
 //
-// The local integers use the strict rule too (SPEC §4, §10.1: a port
-// decision following the docs; an older reference used Python int(), which
-// also accepted "1_000"). Integers beyond int64 are invalid (documented
-// divergence: Python's are unbounded).
+// The local integers use the strict rule too, as the reference's
+// documentation says the same rule applies to inherited and local values;
+// the reference's local code calls Python int(), which also accepts "1_0"
+// and non-ASCII digits and rejects "5\x1f". This intentional divergence
+// (docs/compatibility.md#divergence-slurm-local-integers) is noted in the
+// explanation, naming what the reference reads, wherever the two rules
+// differ. Integers beyond int64 are invalid (Python's are unbounded:
+// docs/compatibility.md#divergence-int64).
 //
 // Order of the result: the inherited keys in carrier order, then the derived
 // keys that are still missing, in the order of the table above — exactly
-// merge(inherited, derived, overwrite=false) of SPEC §3.3.
+// merge(inherited, derived, overwrite=false)
+// (docs/detection.md#slurm-result-order, docs/compatibility.md#merge).
 //
 // Rejected carrier values and invalid local integers are logged at DEBUG
 // (logger "nemo.lens.resources.slurm") and recorded in the explanation of
@@ -254,6 +261,7 @@ type slurmDeriver struct {
 	sources [22]string // only when explaining
 	n       int
 	omitted []omission // only when explaining
+	notes   []omission // notes on used local values, only when explaining
 	invalid []omission // invalid local integers (always, for logging)
 }
 
@@ -304,6 +312,11 @@ func (d *slurmDeriver) integer(key string, def int64, hasDefault bool, names ...
 		n, err := carrier.ParseInt(v)
 		if err != nil {
 			reason := name + "=" + strconv.Quote(v) + " is not a base-10 integer"
+			if py, ok := pyIntText(v); ok {
+				// "1_0", non-ASCII digits, beyond int64: the reference's
+				// local derivation (Python int()) would have read py.
+				reason += " (the Python reference's int() reads " + py + "; lens applies the strict integer rule to local values too)"
+			}
 			if i+1 < len(names) {
 				reason += " (" + strings.Join(names[i+1:], ", ") + " not consulted)"
 			}
@@ -316,6 +329,13 @@ func (d *slurmDeriver) integer(key string, def int64, hasDefault bool, names ...
 		source := ""
 		if d.explain {
 			source = "env " + name
+			if _, ok := pyIntText(v); !ok {
+				// U+001C–U+001F at the edges: str.strip (the strict rule's
+				// trim) removes them, Python's int() does not.
+				d.notes = append(d.notes, omission{key, name + "=" + strconv.Quote(v) + " is read as " +
+					strconv.FormatInt(n, 10) + " (the Python reference's int() rejects it and omits " + key +
+					"; lens applies the strict integer rule to local values too)"})
+			}
 		}
 		d.add(key, attr.Int64(n), source)
 		return
@@ -434,6 +454,13 @@ func explainSlurm(e *Explanation, dst *attr.Map, start int, d *slurmDeriver, rej
 			e.Note(o.key, o.reason+": the local value is not used")
 		} else {
 			e.Note(o.key, o.reason+": "+o.key+" not emitted")
+		}
+	}
+	for _, o := range d.notes {
+		if fromCarrier[o.key] {
+			e.Note(o.key, o.reason+"; the carrier value is used")
+		} else {
+			e.Note(o.key, o.reason)
 		}
 	}
 }

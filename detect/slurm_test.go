@@ -40,7 +40,8 @@ func job1(middle ...any) *attr.Map {
 	return m(kv...)
 }
 
-// slurmCases are the derived cases of SPEC §1.3 and §1.4 beyond the vectors.
+// slurmCases are the derived cases of docs/detection.md#detect-slurm beyond
+// the vectors.
 // They also seed FuzzDetect.
 var slurmCases = []struct {
 	name string
@@ -142,7 +143,7 @@ var slurmCases = []struct {
 		want: m(),
 	},
 	{
-		// notes/e2e-slurm.md §7 context G: job-level variables only.
+		// The salloc shell, as Slurm 22.05 sets it: job-level variables only.
 		name: "salloc shell",
 		env: map[string]string{"SLURM_JOB_ID": "12", "SLURM_JOBID": "12", "SLURM_JOB_NAME": "interactive",
 			"SLURM_JOB_NODELIST": "localhost", "SLURM_JOB_NUM_NODES": "1", "SLURM_NNODES": "1", "SLURM_NTASKS": "2",
@@ -153,8 +154,9 @@ var slurmCases = []struct {
 			"nv.dl.job.uuid", "20ac1e80-62b1-5b9d-acf2-c86e9b65c4a3"),
 	},
 	{
-		// notes/e2e-slurm.md §7 context E: the highest array task has
-		// SLURM_JOB_ID == SLURM_ARRAY_JOB_ID; array mode still applies.
+		// The highest task of an array (Slurm 22.05) has SLURM_JOB_ID ==
+		// SLURM_ARRAY_JOB_ID; array mode still applies
+		// (docs/detection.md#slurm-array-mode).
 		name: "highest array task",
 		env: map[string]string{"SLURM_JOB_ID": "4", "SLURM_ARRAY_JOB_ID": "4", "SLURM_ARRAY_TASK_ID": "2",
 			"SLURM_ARRAY_TASK_COUNT": "3", "SLURM_CLUSTER_NAME": "probe"},

@@ -6,7 +6,7 @@ import (
 	"github.com/nemolens/lens-go/environ"
 )
 
-// Environment variables the UUID derivations read (SPEC §5).
+// Environment variables the UUID derivations read (docs/detection.md#uuids).
 const (
 	envSlurmClusterName     = "SLURM_CLUSTER_NAME"
 	envSlurmJobID           = "SLURM_JOB_ID"
@@ -74,10 +74,10 @@ func appendJobUUIDName(b []byte, env environ.Lookuper) []byte {
 	return append(b, jobKey(env)...)
 }
 
-// JobUUID returns nv.dl.job.uuid (SPEC §5): the version-5 UUID of
-// [JobUUIDName] in the RFC 4122 URL namespace, lowercase canonical form. It
-// is stable across requeues and across all elements of one array, and never
-// empty (the empty environment gives the UUID of
+// JobUUID returns nv.dl.job.uuid (docs/detection.md#job-uuid): the
+// version-5 UUID of [JobUUIDName] in the RFC 4122 URL namespace, lowercase
+// canonical form. It is stable across requeues and across all elements of
+// one array, and never empty (the empty environment gives the UUID of
 // "nemo.lens.job/nocluster/nojob"). The carrier is never consulted.
 func JobUUID(env environ.Lookuper) string {
 	var buf [128]byte
@@ -122,9 +122,10 @@ func RunUUIDName(env environ.Lookuper, runID string) (string, bool) {
 	return name, true
 }
 
-// RunUUID returns nv.dl.run.uuid (SPEC §5): the version-5 UUID of
-// [RunUUIDName]. ok is false when there is no scheduler id and no run id
-// (the reference returns None); the string is then "". The function reads
+// RunUUID returns nv.dl.run.uuid (docs/detection.md#run-uuid): the
+// version-5 UUID of [RunUUIDName]. ok is false when there is no scheduler id
+// and no run id (the reference returns None); the string is then "". The
+// function reads
 // the environment only (nil: the process environment, at call time); it
 // configures and publishes nothing, and the carrier never influences it.
 func RunUUID(env environ.Lookuper, runID string) (string, bool) {

@@ -170,7 +170,7 @@ func TestVectorsNormalize(t *testing.T) {
 					break
 				}
 				line := lines[i]
-				for _, sub := range []string{"level=WARN", key, "requires a base-10 integer", "invalid value is preserved", "logger=nemo.lens.lensconv.resources"} {
+				for _, sub := range []string{"level=WARN", key, "requires a base-10 integer", "invalid value is preserved", "logger=nemo.lens.semconv.resources"} {
 					if !strings.Contains(line, sub) {
 						t.Errorf("warning %q lacks %q", line, sub)
 					}

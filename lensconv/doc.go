@@ -8,23 +8,29 @@
 // [KubernetesKeys]) and as predicates ([IsInheritedKey], [IsIntegerKey],
 // …, [TypeOf]); the package has no mutable state. It reads no environment
 // variables itself: the tables below name the variables the detectors of
-// package resources read for each key.
+// package detect read for each key. The rules behind the tables are stated
+// in docs/ (docs/README.md lists them).
 //
-// # Service, deployment and identity (SPEC §1.1)
+// # Service, deployment and identity
+//
+// The Lens base map and service.instance.id (docs/resource.md#lens-base-map,
+// docs/resource.md#service-instance-id):
 //
 //	Key                     Type    Source
 //	service.name            string  config service name (OTEL_SERVICE_NAME, trimmed; default "nemo"); caller may override
 //	service.version         string  the library's module version
 //	service.instance.id     string  "{run_id}-rank{rank}" when a rank and a run id exist and no explicit id is given
 //	deployment.environment  string  DEPLOYMENT_ENV, else ENVIRONMENT (present-but-empty DEPLOYMENT_ENV stops the fallback)
-//	nemo.run.id             string  config run id (NEMO_LENS_RUN_ID; setup fills SLURM_JOB_ID or a random id)
+//	nemo.run.id             string  config run id (NEMO_LENS_RUN_ID; setup fills an empty one, docs/resource.md#run-id-fill-in)
 //	nemo.user.id            string  config user (NEMO_LENS_USER_ID)
 //	wandb.entity            string  WANDB_ENTITY
 //	wandb.project           string  WANDB_PROJECT
 //	nemo.span.truncated     bool    span attribute, not a resource attribute
 //	telemetry.sdk.*         string  added by the OpenTelemetry SDK
 //
-// # Local (SPEC §1.2)
+// # Local
+//
+// The live process (docs/detection.md#detect-local):
 //
 //	Key             Type    Source
 //	host.name       string  the OS host name (always)
@@ -32,11 +38,12 @@
 //	host.gpu.count  int     CUDA_VISIBLE_DEVICES present: 0 when blank after trimming, else the number of
 //	                        comma-separated items; absent: nvidia-smi --query-gpu=count (omitted on failure)
 //
-// # Slurm (SPEC §1.3, §1.4)
+// # Slurm
 //
-// The 21 live keys, in emission order. Every key is also read from the
-// carrier (OTEL_RESOURCE_ATTRIBUTES), where a valid non-empty value wins over
-// the local one. "first non-empty" lists are tried left to right.
+// The 21 live keys, in emission order (docs/detection.md#detect-slurm).
+// Every key is also read from the carrier (OTEL_RESOURCE_ATTRIBUTES), where
+// a valid non-empty value wins over the local one. "first non-empty" lists
+// are tried left to right.
 //
 //	Key                          Type    Environment source
 //	slurm.job.id                 string  "{SLURM_ARRAY_JOB_ID}_{SLURM_ARRAY_TASK_ID}" in array mode with a non-empty
@@ -65,11 +72,13 @@
 // Retired, never read and never emitted: slurm.nodelist, slurm.cluster,
 // slurm.torchelastic.restart_count.
 //
-// # Deep-learning participant (SPEC §1.1, §6.5, §9)
+// # Deep-learning participant
 //
-// Lens never derives these from RANK, WORLD_SIZE or LOCAL_RANK; they come
-// from the caller or the carrier, and type reconstruction turns carrier text
-// into integers (strict rule, SPEC §4).
+// Lens never derives these from RANK, WORLD_SIZE or LOCAL_RANK by default
+// (only lens.WithRankFrom asks it to); they come from the caller or the
+// carrier, and type reconstruction turns carrier text into integers with
+// the strict integer rule (docs/detection.md#type-reconstruction-keys,
+// docs/compatibility.md#integer-rule).
 //
 //	Key                                          Type    Source
 //	nv.dl.rank                                   int     caller / carrier
@@ -93,7 +102,9 @@
 //	nv.dl.run.uuid                               string  carrier only in detection; derive_nv_dl_run_uuid also reads
 //	                                                     SLURM_RESTART_COUNT, TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_RUN_ID
 //
-// # GPU identity (SPEC §9, detect_gpu)
+// # GPU identity
+//
+// The reference's detect_gpu (docs/detection.md#detect-gpu):
 //
 //	Key                        Type    Source
 //	nv.gpu.index               int     physical index: the local rank's item of CUDA_VISIBLE_DEVICES, else the local
@@ -106,8 +117,9 @@
 //	nv.gpu.memory_total        int     total memory, bytes
 //	nv.gpu.driver_version      string  NVML driver version
 //
-// # Kubernetes (SPEC §1.5)
+// # Kubernetes
 //
+// Upstream semantic-convention names (docs/detection.md#detect-kubernetes).
 // Active iff KUBERNETES_SERVICE_HOST is non-empty or
 // /var/run/secrets/kubernetes.io exists. Empty values are skipped.
 //
@@ -125,9 +137,9 @@
 // four [SlurmIntegerKeys] are int, the rest string), the DL/GPU integer map
 // ([IntegerKeys]) and the DL/GPU string map ([StringKeys]). Port decision:
 // the GPU string fields (nv.gpu.uuid, …) are in [StringKeys] because the
-// reference registers a GPU type map (SPEC §9); stringifying them is the
-// identity for string values.
+// reference registers a GPU type map; stringifying them is the identity for
+// string values (docs/compatibility.md#divergence-gpu-string-fields).
 //
-// Legacy G0/G1 names (dl.rank, dl.world_size and the span-level dl.*) are
-// provided for migration only; nothing in lens-go emits them.
+// Legacy names of older releases (dl.rank, dl.world_size and the span-level
+// dl.*) are provided for migration only; nothing in lens-go emits them.
 package lensconv

@@ -2,10 +2,10 @@ package lensconv
 
 // Version is the OpenTelemetry semantic-conventions version the attribute
 // names follow (the reference's SEMCONV_VERSION). The resources built by
-// lens-go are nevertheless schemaless (SPEC §11.4).
+// lens-go are nevertheless schemaless (docs/resource.md#sdk-schema-url).
 const Version = "1.29.0"
 
-// Service and deployment attributes (SPEC §1.1).
+// Service and deployment attributes (docs/resource.md#lens-base-map).
 const (
 	// ServiceName is the configured service name (string).
 	ServiceName = "service.name"
@@ -17,7 +17,8 @@ const (
 	DeploymentEnvironment = "deployment.environment"
 )
 
-// Attributes the OpenTelemetry SDK adds itself (SPEC §1.1, "SDK-added").
+// Attributes the OpenTelemetry SDK adds itself, layer 1 of the resource
+// (docs/resource.md#resource-precedence).
 const (
 	// TelemetrySDKLanguage is the SDK's language (string).
 	TelemetrySDKLanguage = "telemetry.sdk.language"
@@ -27,8 +28,8 @@ const (
 	TelemetrySDKVersion = "telemetry.sdk.version"
 )
 
-// Local attributes, produced by detect_local (SPEC §1.2). They always
-// describe the live process.
+// Local attributes, produced by detect_local. They always describe the live
+// process (docs/detection.md#detect-local).
 const (
 	// HostName is the OS host name (string).
 	HostName = "host.name"
@@ -38,7 +39,7 @@ const (
 	HostGPUCount = "host.gpu.count"
 )
 
-// NeMo and Weights & Biases attributes (SPEC §1.1, §9).
+// NeMo and Weights & Biases attributes (docs/resource.md#lens-base-map).
 const (
 	// NemoRunID is the configured run id (string).
 	NemoRunID = "nemo.run.id"
@@ -52,7 +53,8 @@ const (
 	WandbProject = "wandb.project"
 )
 
-// Slurm attributes (SPEC §1.3): the 21 live keys, in emission order.
+// Slurm attributes: the 21 live keys, in emission order
+// (docs/detection.md#slurm-local-derivation).
 const (
 	// SlurmJobID is "{SLURM_ARRAY_JOB_ID}_{SLURM_ARRAY_TASK_ID}" in array
 	// mode, else SLURM_JOB_ID (string).
@@ -99,9 +101,10 @@ const (
 	SlurmHeadNodeName = "slurm.head_node.name"
 )
 
-// Retired Slurm keys (SPEC §1.4): never read, never emitted.
+// Retired Slurm keys: never read, never emitted
+// (docs/detection.md#slurm-retired-keys).
 const (
-	// SlurmNodelist is retired (it was SLURM_NODELIST in G0).
+	// SlurmNodelist is retired (it was SLURM_NODELIST in v0.1.0).
 	SlurmNodelist = "slurm.nodelist"
 	// SlurmCluster is retired; use [SlurmClusterName].
 	SlurmCluster = "slurm.cluster"
@@ -110,7 +113,8 @@ const (
 	SlurmTorchelasticRestartCount = "slurm.torchelastic.restart_count"
 )
 
-// Deep-learning participant attributes (SPEC §1.1, §6.5, §9).
+// Deep-learning participant attributes; the typed ones are listed in
+// docs/detection.md#type-reconstruction-keys.
 const (
 	// NVDLRank is the global rank (int).
 	NVDLRank = "nv.dl.rank"
@@ -162,7 +166,8 @@ const (
 	NVDLSoftwareTransformerEngine = "nv.dl.software.transformer_engine"
 )
 
-// Per-worker GPU identity (SPEC §9, detect_gpu).
+// Per-worker GPU identity, the keys of detect_gpu
+// (docs/detection.md#detect-gpu).
 const (
 	// NVGPUIndex is the physical (NVML) device index (int).
 	NVGPUIndex = "nv.gpu.index"
@@ -182,7 +187,8 @@ const (
 	NVGPUDriverVersion = "nv.gpu.driver_version"
 )
 
-// Kubernetes attributes (SPEC §1.5), upstream semantic-convention names.
+// Kubernetes attributes, upstream semantic-convention names
+// (docs/detection.md#detect-kubernetes).
 const (
 	// K8sNamespaceName is K8S_NAMESPACE (string).
 	K8sNamespaceName = "k8s.namespace.name"
@@ -198,14 +204,15 @@ const (
 	K8sJobName = "k8s.job.name"
 )
 
-// Legacy attributes of the G0/G1 generations (SPEC §1.1, §9): dl.rank and
-// dl.world_size were resource attributes, the rest are span-level. They are
-// not G2 resource attributes and nothing in lens-go emits them; the names are
-// kept so that code migrating from those generations can refer to them.
+// Legacy attributes of older NeMo Lens releases (v0.1.0, v0.2.0): dl.rank
+// and dl.world_size were resource attributes, the rest are span-level. They
+// are not resource attributes of the current generation and nothing in
+// lens-go emits them; the names are kept so that code migrating from those
+// releases can refer to them.
 const (
-	// DLRank is the G0 resource attribute that nv.dl.rank replaced (int).
+	// DLRank is the v0.1.0 resource attribute that nv.dl.rank replaced (int).
 	DLRank = "dl.rank"
-	// DLWorldSize is the G0 resource attribute that nv.dl.world_size replaced (int).
+	// DLWorldSize is the v0.1.0 resource attribute that nv.dl.world_size replaced (int).
 	DLWorldSize = "dl.world_size"
 	// DLTensorParallelRank is the tensor-parallel rank (int).
 	DLTensorParallelRank = "dl.tensor_parallel.rank"

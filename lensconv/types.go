@@ -60,22 +60,24 @@ var (
 )
 
 // SlurmKeys returns the 21 live slurm.* keys in detect_slurm's emission
-// order (SPEC §1.3): job.id, job.id.raw, array.job_id, array.task_id,
-// array.count, sluid, array.sluid, job.name, cluster.name, partition,
-// nnodes, ntasks, restart_count, job.user, job.account, job.qos,
-// job.reservation, segment, topology.addr, topology.addr_pattern,
-// head_node.name.
+// order (docs/detection.md#slurm-result-order): job.id, job.id.raw,
+// array.job_id, array.task_id, array.count, sluid, array.sluid, job.name,
+// cluster.name, partition, nnodes, ntasks, restart_count, job.user,
+// job.account, job.qos, job.reservation, segment, topology.addr,
+// topology.addr_pattern, head_node.name.
 func SlurmKeys() []string { s := slurmKeys; return s[:] }
 
 // SlurmIntegerKeys returns the four integer-typed Slurm keys
 // (slurm.array.count, slurm.nnodes, slurm.ntasks, slurm.restart_count), in
-// emission order. Their values follow the strict integer rule (SPEC §4).
+// emission order. Their values follow the strict integer rule, for carrier
+// and local values alike (docs/compatibility.md#integer-rule).
 func SlurmIntegerKeys() []string { s := slurmIntegerKeys; return s[:] }
 
 // InheritedKeys returns the 23-key allowlist of carrier keys that
-// detect_slurm reads (SPEC §1.4): the 21 [SlurmKeys] followed by
-// nv.dl.job.uuid and nv.dl.run.uuid. These are the launcher-authoritative
-// keys: a valid carrier value beats both the local value and the caller.
+// detect_slurm reads (docs/detection.md#slurm-inherited-keys): the 21
+// [SlurmKeys] followed by nv.dl.job.uuid and nv.dl.run.uuid. These are the
+// launcher-authoritative keys: a valid carrier value beats both the local
+// value and the caller (docs/resource.md#launcher-authoritative-keys).
 func InheritedKeys() []string {
 	out := make([]string, 0, len(slurmKeys)+2)
 	out = append(out, slurmKeys[:]...)
@@ -88,8 +90,9 @@ func InheritedKeys() []string {
 func RetiredSlurmKeys() []string { s := retiredSlurmKeys; return s[:] }
 
 // IntegerKeys returns the DL and GPU integer fields that type
-// reconstruction converts (SPEC §6.5): nv.dl.rank, nv.dl.world_size,
-// nv.dl.local_rank, nv.dl.topology.size.{tp,pp,dp},
+// reconstruction converts (docs/detection.md#type-reconstruction-keys):
+// nv.dl.rank, nv.dl.world_size, nv.dl.local_rank,
+// nv.dl.topology.size.{tp,pp,dp},
 // nv.dl.training.config.{global_batch_size,micro_batch_size,sequence_length},
 // nv.dl.training.target.{train_iters,train_samples,train_tokens},
 // nv.gpu.index and nv.gpu.memory_total. The Slurm integers are not included
@@ -97,8 +100,8 @@ func RetiredSlurmKeys() []string { s := retiredSlurmKeys; return s[:] }
 func IntegerKeys() []string { s := integerKeys; return s[:] }
 
 // StringKeys returns the DL and GPU string fields of the type maps
-// (SPEC §6.5, §9): nv.dl.role, nv.dl.provider.name,
-// nv.dl.training.config.{optimizer,recompute_granularity},
+// (docs/detection.md#type-reconstruction-keys): nv.dl.role,
+// nv.dl.provider.name, nv.dl.training.config.{optimizer,recompute_granularity},
 // nv.dl.software.{torch,cuda,nccl,transformer_engine}, and nv.gpu.uuid,
 // pci_bus_id, serial, model, compute_capability, driver_version. The Slurm
 // strings and both UUIDs are not included (see [InheritedKeys]).

@@ -41,9 +41,12 @@ var carrierParseCommand = &command{
 	summary: "carrier text (stdin) → JSON object of strings",
 	usage:   "< CARRIER",
 	help: `Parse the carrier text on stdin as the reference's
-parse_otel_resource_attributes does (SPEC §2.1) and print one JSON object of
-string values, keys in carrier order, and a newline. Malformed segments are
-skipped silently; duplicate keys keep their first position and last value.
+parse_otel_resource_attributes does and print one JSON object of string
+values, keys in carrier order, and a newline: split at every ',', cut at the
+first '=', keys and values trimmed (Python's whitespace set), keys never
+decoded, values percent-decoded as Python's unquote does. Malformed segments
+are skipped silently; duplicate keys keep their first position and last
+value. The rules are in docs/compatibility.md#carrier-parse.
 
 JSON cannot hold bytes that are not UTF-8: such bytes (raw non-UTF-8 bytes of
 the carrier are kept by the parser) are written as \ufffd, one per byte, and
@@ -67,7 +70,9 @@ var carrierFormatCommand = &command{
 	summary: "JSON object (stdin) → carrier text",
 	usage:   "< JSON",
 	help: `Read one JSON object on stdin and print its carrier text, as the
-reference's format_otel_resource_attributes does (SPEC §2.4), and a newline.
+reference's format_otel_resource_attributes does, and a newline: keys
+trimmed and never encoded, values percent-encoded except A-Z a-z 0-9 _ . - ~
+(docs/compatibility.md#carrier-format).
 
 Members, in order: a string is a string; an integer literal is an integer
 (outside int64 it is carried as its decimal text, which is what Python's
@@ -147,10 +152,11 @@ var carrierExtendCommand = &command{
 	summary: "compose carrier text (stdin) with defaults and overrides",
 	usage:   "[--defaults JSON] [--overrides JSON] < CARRIER",
 	help: `Print format(compose(parse(CARRIER), DEFAULTS, OVERRIDES)) and a newline,
-as the reference's extend_otel_resource_attributes does (SPEC §3.4):
-defaults < current carrier < overrides, where "" and null are real values (a
-null hides the key, which is then omitted). Key order: the defaults' keys,
-then keys new in the carrier, then keys new in the overrides.
+as the reference's extend_otel_resource_attributes does
+(docs/compatibility.md#extend): defaults < current carrier < overrides,
+where "" and null are real values (a null hides the key, which is then
+omitted). Key order: the defaults' keys, then keys new in the carrier, then
+keys new in the overrides.
 
 DEFAULTS and OVERRIDES are JSON objects read as by lens carrier format; a
 member whose value is an array or an object is reported as dropped when it
@@ -205,7 +211,8 @@ var carrierCheckCommand = &command{
 	name:    "carrier check",
 	summary: "check carrier text (stdin) for problems",
 	usage:   "[--require KEYS] [--forbid KEYS] < CARRIER",
-	help: `Check the carrier text on stdin (SPEC §3.5) and print one line per problem:
+	help: `Check the carrier text on stdin (docs/compatibility.md#carrier-checks)
+and print one line per problem:
   malformed segment "SEG"   a segment parsers skip (no '=', or an empty key)
   duplicate key "KEY"       a key that occurs more than once
   missing key "KEY"         a required key that is absent

@@ -41,7 +41,9 @@ var uuidCommand = &command{
 	name:    "uuid",
 	summary: "derive nv.dl.job.uuid or nv.dl.run.uuid",
 	usage:   "job|run [FLAG...]",
-	help: `Derive the job or run UUID of this process from its environment (SPEC §5).
-The carrier never influences either UUID.`,
+	help: `Derive the job or run UUID of this process from its environment: a
+UUIDv5 in the URL namespace of a name string built from the SLURM_* and
+TORCHELASTIC_* variables (docs/detection.md#uuids). The carrier never
+influences either UUID.`,
 	subs: []*command{uuidJobCommand, uuidRunCommand},
 }

@@ -12,18 +12,19 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/internal/cli"
 	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/internal/cli"
 )
 
 var detectCommand = &command{
 	name:    "detect",
 	summary: "print the attributes detected for this process",
 	usage:   "[--only local|slurm|kubernetes] [--format text|json|env] [--explain]",
-	help: `Print the resource attributes the detectors find for this process
-(SPEC §1.2–1.6): local (host.name, process.pid, host.gpu.count), Slurm
-(environment and the inherited carrier keys) and Kubernetes, merged in that
-order, or only one detector with --only.
+	help: `Print the resource attributes the detectors find for this process:
+local (host.name, process.pid, host.gpu.count), Slurm (environment and the
+inherited carrier keys) and Kubernetes, merged in that order, a later one
+overwriting equal keys, or only one detector with --only. The rules are in
+docs/detection.md.
 
 --format json prints one JSON object, keys in emission order: strings as
 JSON strings, integers as JSON integers, booleans as true/false. --format env

@@ -4,7 +4,8 @@
 // setup exports. It also runs a command with the composed carrier in its
 // environment and, when telemetry is enabled, a span around it. Every
 // result is the one the lens-go library (and the Python reference, NeMo
-// Lens) computes; the command adds no logic of its own.
+// Lens) computes; the command adds no logic of its own. The rules are stated
+// in docs/ (docs/README.md lists them).
 //
 // # Synopsis
 //
@@ -112,7 +113,9 @@
 // typed, but a command line has no types; type reconstruction makes the
 // known integer fields (nv.dl.rank, nv.dl.world_size, …) integers, as it
 // does for the carrier. An empty NEMO_LENS_RUN_ID is filled as Setup fills
-// it: SLURM_JOB_ID, else a random 12-hex-digit id, different on every call.
+// it: SLURM_JOB_ID, else TORCHELASTIC_RUN_ID (unless it is torchrun's default
+// "none"), else a random 12-hex-digit id, different on every call
+// (docs/resource.md#run-id-fill-in).
 // A configuration variable with an invalid value (NEMO_LENS_ENABLED=maybe)
 // is an error (exit status 1).
 //
@@ -188,8 +191,8 @@
 // # lens uuid
 //
 // "lens uuid job" prints nv.dl.job.uuid and "lens uuid run" prints
-// nv.dl.run.uuid (UUIDv5, SPEC §5), each with a newline. The carrier never
-// influences either.
+// nv.dl.run.uuid (UUIDv5 of the name strings of docs/detection.md#uuids),
+// each with a newline. The carrier never influences either.
 //
 //	--run-id ID   (run) the run id used outside Slurm; ignored in a Slurm job
 //	--name        print the UUIDv5 name string instead of the UUID
@@ -206,8 +209,8 @@
 //	export OTEL_RESOURCE_ATTRIBUTES=VALUE
 //
 // VALUE is carrier.Extend(current carrier, defaults): the defaults are the
-// Slurm attributes of this process (resources.DetectSlurm), so existing
-// carrier keys win.
+// Slurm attributes of this process (detect.Slurm), so existing carrier keys
+// win (docs/compatibility.md#lens-env).
 //
 //	--stage STAGE            sbatch or task (required)
 //	--container-image IMAGE  (task only) add nv.dl.launch.container.image
@@ -219,7 +222,8 @@
 // --stage sbatch is a usage error; an empty IMAGE is ignored, as in the
 // reference. VALUE is quoted as Python's shlex.quote quotes it (unchanged
 // when made only of [A-Za-z0-9_@%+=:,./-], else in single quotes with each
-// ' written as '"'"'), so the line is the reference's byte for byte and
+// ' written as '"'"'; docs/compatibility.md#shell-quoting), so the line is
+// the reference's byte for byte and
 //
 //	eval "$(lens env --stage task)"
 //

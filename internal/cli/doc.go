@@ -5,9 +5,11 @@
 // lens carrier extend --defaults/--overrides) and output (lens carrier parse,
 // lens detect/resource --format json). Two things the standard library's
 // encoding/json cannot do are needed: keeping the key order of an object
-// (carrier strings are order-sensitive, SPEC §0) and keeping the distinction
+// (carrier strings are order-sensitive, so maps are insertion-ordered:
+// docs/compatibility.md#go-representation) and keeping the distinction
 // between an integer literal and a number with a fraction or an exponent
-// (attr.Int64 and attr.Float64 format differently).
+// (attr.Int64 and attr.Float64 format differently:
+// docs/compatibility.md#value-stringification).
 //
 // The package reads no environment variables and emits no attributes.
 package cli

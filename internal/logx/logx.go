@@ -6,10 +6,10 @@ package logx
 
 import "log/slog"
 
-// Logger names, as in the Python reference.
+// Logger names, as in the Python reference (docs/compatibility.md#log-messages).
 const (
 	Attributes = "nemo.lens.resources.attributes"
-	Semconv    = "nemo.lens.lensconv.resources"
+	Semconv    = "nemo.lens.semconv.resources"
 	Slurm      = "nemo.lens.resources.slurm"
 	Local      = "nemo.lens.resources.local"
 	Providers  = "nemo.lens.providers"
