@@ -155,9 +155,9 @@ func ChildEnv(ctx context.Context, overrides *attr.Map, opts ...ChildOption) ([]
 		errs = append(errs, d)
 	}
 	switch {
-	case fits(prefix + text):
+	case Fits(text):
 		out = append(out, prefix+text)
-	case fits(prefix + current):
+	case Fits(current):
 		out = append(out, prefix+current)
 		errs = append(errs, fmt.Errorf("%w (%d bytes, at most %d): the child gets the inherited carrier unchanged",
 			ErrCarrierTooLarge, len(prefix)+len(text)+1, MaxEnvEntry))
@@ -175,10 +175,12 @@ func ChildEnv(ctx context.Context, overrides *attr.Map, opts ...ChildOption) ([]
 	return envprop.Inject(ctx, out, p), errors.Join(errs...)
 }
 
-// fits reports whether the environment string kv can be passed to a new
-// program (see MaxEnvEntry; the limit is Linux's).
-func fits(kv string) bool {
-	return runtime.GOOS != "linux" || len(kv)+1 <= MaxEnvEntry
+// Fits reports whether a child can be given text as its carrier: whether
+// the environment string "OTEL_RESOURCE_ATTRIBUTES=text" fits in
+// [MaxEnvEntry] bytes with its terminating NUL (on Linux; other systems
+// have no per-string limit).
+func Fits(text string) bool {
+	return runtime.GOOS != "linux" || len(EnvVar)+1+len(text)+1 <= MaxEnvEntry
 }
 
 // distinctInstance gives the child an explicit service.instance.id derived

@@ -32,6 +32,11 @@ slurm.topology.addr_pattern are left out (they describe one node).
 --container-image with --stage sbatch is a usage error; an empty IMAGE is
 ignored, as in the reference.
 
+When VALUE would be longer than one environment variable can be (128 KiB
+on Linux; every later command of the script would then fail to start), the
+inherited carrier is printed unchanged instead, or nothing when there is
+none, and lens says so on stderr.
+
 VALUE is quoted as Python's shlex.quote quotes it, so eval reproduces it
 byte for byte whatever it holds:
   eval "$(lens env --stage task)"`,
@@ -67,11 +72,24 @@ byte for byte whatever it holds:
 					additions.Set(lensconv.NVDLLaunchContainerImage, attr.String(*image))
 				}
 			}
-			current, _ := a.env.LookupEnv(carrier.EnvVar)
+			current, had := a.env.LookupEnv(carrier.EnvVar)
 			text, dropped := carrier.Extend(current, additions, nil)
 			a.reportDropped("env", dropped)
+			// Never print an export that would keep later commands of the
+			// script from starting: a carrier longer than one environment
+			// string can be (MAX_ARG_STRLEN on Linux) makes every exec fail.
+			if !carrier.Fits(text) {
+				size := len(carrier.EnvVar) + 1 + len(text) + 1
+				if !had || !carrier.Fits(current) {
+					fmt.Fprintf(a.stderr, "lens env: the carrier would be %d bytes, more than an environment string can hold (%d); printing nothing\n", size, carrier.MaxEnvEntry)
+					return nil
+				}
+				fmt.Fprintf(a.stderr, "lens env: the carrier would be %d bytes, more than an environment string can hold (%d); keeping the inherited one\n", size, carrier.MaxEnvEntry)
+				text = current
+			}
 			_, err := fmt.Fprintf(a.stdout, "export %s=%s\n", carrier.EnvVar, shellquote.Quote(text))
 			return err
 		}
 	},
 }
+
