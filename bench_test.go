@@ -24,7 +24,7 @@ func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) err
 func (discardExporter) Shutdown(context.Context) error                             { return nil }
 
 // benchEnv puts the carrier in the real process environment, so that both
-// sides pay for the SDK's own re-parse (SPEC §11.2), and sets
+// sides pay for the SDK's own re-parse (docs/resource.md#sdk-provider-merge), and sets
 // CUDA_VISIBLE_DEVICES so that detection does not run nvidia-smi.
 func benchEnv(b *testing.B) {
 	b.Setenv("OTEL_RESOURCE_ATTRIBUTES", benchCarrier)
@@ -39,7 +39,7 @@ func benchEnv(b *testing.B) {
 //
 //   - builds one resource and gives it to both providers, each of which
 //     merges it over resource.Environment() — the SDK's own parse of the
-//     carrier, once per provider on both sides (SPEC §11.2);
+//     carrier, once per provider on both sides (docs/resource.md#sdk-provider-merge);
 //   - builds a tracer provider whose spans go through the SDK's batch span
 //     processor (default batch size 512, default queue size 2048) to
 //     discardExporter{}, and a meter provider with a new
@@ -53,7 +53,7 @@ func benchEnv(b *testing.B) {
 // side does on top — and what its figure therefore includes — is what Lens
 // is for:
 //
-//   - the resource of SPEC §6.3: the carrier decoded by the Lens parser,
+//   - the resource of docs/resource.md#resource-precedence: the carrier decoded by the Lens parser,
 //     the base map, live detection (host name: uname; PID: getpid; a stat of
 //     the Kubernetes secrets path; the Slurm keys of the carrier), type
 //     reconstruction and the derived service.instance.id — 20 attributes,

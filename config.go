@@ -4,7 +4,7 @@ import (
 	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
-// Default values of the configuration (SPEC §7).
+// Default values of the configuration (docs/resource.md#configuration).
 const (
 	// DefaultPrefix is the prefix of the configuration variables [FromEnv]
 	// reads unless [WithPrefix] says otherwise.
@@ -21,10 +21,10 @@ const (
 	ExporterConsole = telemetry.ExporterConsole
 )
 
-// Config is the telemetry configuration (SPEC §7), the Go form of the
+// Config is the telemetry configuration (docs/resource.md#configuration), the Go form of the
 // reference's TelemetryConfig.
 //
-// The zero Config is the reference's defaults (SPEC §7) and means "telemetry
+// The zero Config is the reference's defaults (docs/resource.md#configuration) and means "telemetry
 // disabled": [Setup] then returns no-op providers. Every zero field means
 // its default: ServiceName "" is [DefaultServiceName] ("nemo"), Exporter ""
 // is [ExporterOTLP], SpanGroups "" is [DefaultSpanGroups], and the signal
@@ -72,7 +72,7 @@ type Config struct {
 	WandbProject string
 }
 
-// DefaultConfig returns the reference's defaults (SPEC §7) with every
+// DefaultConfig returns the reference's defaults (docs/resource.md#configuration) with every
 // default spelled out: disabled, service name "nemo", traces and metrics on,
 // logs off, span groups "default", exporter "otlp", everything else empty.
 // It behaves exactly as the zero Config.
@@ -104,7 +104,7 @@ type ConfigError = telemetry.ConfigError
 
 // FromEnv builds a Config from the environment (the process environment, or
 // the one of [WithEnv]), as the reference's TelemetryConfig.from_env does
-// (SPEC §7).
+// (docs/resource.md#configuration).
 //
 // For each key K of ENABLED, TRACES_ENABLED, METRICS_ENABLED, LOGS_ENABLED,
 // SPAN_GROUPS, EXPORTER, RUN_ID and USER_ID (→ User) it reads <prefix>_K,

@@ -2,7 +2,7 @@ package lens
 
 import (
 	"context"
-		"log/slog"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -55,14 +55,14 @@ var (
 )
 
 // IsExporting reports whether Setup was enabled and built at least one
-// provider (SPEC §6.1: every enabled process exports). It is false when
+// provider (docs/resource.md#setup-once: every enabled process exports). It is false when
 // telemetry is disabled, when OTEL_SDK_DISABLED=true, and when every signal
 // is off. It stays true after Shutdown.
 func (h *Handle) IsExporting() bool { return h != nil && h.exporting }
 
 // Config returns the effective configuration: the one given to Setup with
 // its empty string fields defaulted ("nemo", "default", "otlp") and, for an
-// enabled Setup, the run id filled in (SPEC §6.2). Enabled is false when
+// enabled Setup, the run id filled in (docs/resource.md#run-id-fill-in). Enabled is false when
 // OTEL_SDK_DISABLED=true disabled it.
 func (h *Handle) Config() Config {
 	if h == nil {

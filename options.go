@@ -52,7 +52,7 @@ func newOptions(opts []Option) options {
 }
 
 // WithResourceAttributes passes the caller's resource attributes (layer 4 of
-// the precedence, SPEC §6.3; the reference's resource_attributes=): they beat
+// the precedence, docs/resource.md#resource-precedence; the reference's resource_attributes=): they beat
 // the carrier and the Lens base map, and lose to detection. A repeated key
 // keeps its first position and takes its last value; attributes with an
 // empty key, and slice-valued attributes (the carrier model has no form for
@@ -76,7 +76,7 @@ func WithSpanExporter(e sdktrace.SpanExporter) Option {
 //
 // A reader passed here sees the meter provider's resource as the SDK builds
 // it: resource.Environment() of the process merged under [Handle.Resource]
-// (SPEC §11.2). It can therefore hold extra keys that only the SDK's parser
+// (docs/resource.md#sdk-provider-merge). It can therefore hold extra keys that only the SDK's parser
 // produces (see the package documentation, "What leaves the process").
 func WithMetricReader(r sdkmetric.Reader) Option {
 	return optionFunc(func(o *options) { o.metricReader = r })

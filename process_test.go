@@ -22,7 +22,7 @@ import (
 )
 
 // Some behaviour depends on the real process environment: the OpenTelemetry
-// SDK re-parses OTEL_RESOURCE_ATTRIBUTES from it (SPEC §11.2) and the OTLP
+// SDK re-parses OTEL_RESOURCE_ATTRIBUTES from it (docs/resource.md#sdk-provider-merge) and the OTLP
 // exporters read OTEL_EXPORTER_OTLP_* from it. Rather than t.Setenv (which
 // would serialise the package's tests), these tests re-run the test binary
 // as a child process with the variables set; TestHelperProcess is that
@@ -229,7 +229,7 @@ func helperFault(t *testing.T) faultResult {
 	return r
 }
 
-// TestExportedResourceIsLensDecoded proves SPEC §11.2 on exported data: with
+// TestExportedResourceIsLensDecoded proves docs/resource.md#sdk-provider-merge on exported data: with
 // a carrier the two parsers read differently in the real process
 // environment, spans and Lens-read metrics carry exactly the Lens resource,
 // and the caller's metric reader and log records differ only by the keys

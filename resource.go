@@ -20,7 +20,7 @@ const ModulePath = telemetry.ModulePath
 const DevelVersion = telemetry.DevelVersion
 
 // Version returns lens-go's own module version, the value of the
-// service.version attribute (SPEC §1.1: "the Go port uses its own module
+// service.version attribute (docs/resource.md#service-version: "the Go port uses its own module
 // version"). It is read from the binary's build information
 // (runtime/debug.ReadBuildInfo): the main module's version when lens-go is
 // the main module, else the version of the lens-go dependency (the
@@ -29,7 +29,7 @@ const DevelVersion = telemetry.DevelVersion
 func Version() string { return telemetry.Version() }
 
 // NewRunID returns the run id an enabled [Setup] gives a Config whose RunID
-// is empty (SPEC §6.2, extended): SLURM_JOB_ID from env (nil: the process
+// is empty (docs/resource.md#run-id-fill-in, extended): SLURM_JOB_ID from env (nil: the process
 // environment) when it is non-empty — the raw value, not the array form —;
 // else TORCHELASTIC_RUN_ID when non-empty and not torchrun's default "none"
 // (every worker of a multi-node torchrun job has the same one; the Python
@@ -43,10 +43,10 @@ func NewRunID(env environ.Lookuper) string {
 }
 
 // ResourceAttributes returns the resource attributes Lens hands to the
-// OpenTelemetry SDK for cfg (SPEC §6.3–§6.5): the map before the SDK-level
+// OpenTelemetry SDK for cfg (docs/resource.md#resource-precedence): the map before the SDK-level
 // telemetry.sdk.* attributes are laid underneath (see [NewResource] for the
 // complete exported resource). It does not fill an empty cfg.RunID (only
-// [Setup], [NewResource] and [Detector] do, SPEC §6.2); use [NewRunID] to do
+// [Setup], [NewResource] and [Detector] do, docs/resource.md#run-id-fill-in); use [NewRunID] to do
 // what they do.
 //
 // Layers, lowest first; a later layer overwrites equal keys:
@@ -105,7 +105,7 @@ func ResourceAttributes(ctx context.Context, cfg Config, opts ...Option) (*attr.
 // cfg.RunID filled as Setup fills it ([NewRunID]), and a service.instance.id
 // in every case: the rank-derived or explicit one, else this process's
 // random UUID v4 (drawn once per process, the SDK default). It is
-// schemaless (SPEC §11.4).
+// schemaless (docs/resource.md#sdk-schema-url).
 //
 // Options used: those of ResourceAttributes.
 func NewResource(ctx context.Context, cfg Config, opts ...Option) (*resource.Resource, error) {

@@ -195,7 +195,7 @@ func withRank(m *attr.Map) *attr.Map {
 
 var rank0 = attr.NewMap(attr.Entry{Key: lensconv.NVDLRank, Value: attr.Int(0)})
 
-// TestPrecedence covers every row of SPEC §6.3 on the exported resource.
+// TestPrecedence covers every row of docs/resource.md#resource-precedence on the exported resource.
 func TestPrecedence(t *testing.T) { runPrecedence(t, precedenceCases) }
 
 var precedenceCases = []precedenceCase{
@@ -378,7 +378,7 @@ var precedenceCases = []precedenceCase{
 			attr.Entry{Key: "nv.gpu.memory_total", Value: attr.Int64(85899345920)},
 			attr.Entry{Key: lensconv.NVDLTopologySizeTP, Value: attr.Int(2)},
 			attr.Entry{Key: lensconv.NVDLTrainingTargetTrainTokens, Value: attr.Int64(9007199254740993)},
-			attr.Entry{Key: lensconv.NemoRunID, Value: attr.String("run1")}, // the config beats the carrier (SPEC §10.2)
+			attr.Entry{Key: lensconv.NemoRunID, Value: attr.String("run1")}, // the config beats the carrier (docs/resource.md#lens-base-map)
 			attr.Entry{Key: "example.id", Value: attr.String("007")},
 			attr.Entry{Key: lensconv.NVDLRole, Value: attr.String("trainer")},
 			attr.Entry{Key: lensconv.ServiceInstanceID, Value: attr.String("run1-rank7")},
@@ -395,7 +395,7 @@ var precedenceCases = []precedenceCase{
 	},
 }
 
-// TestServiceInstanceID covers SPEC §6.4 (row 6 of §6.3) on the exported
+// TestServiceInstanceID covers docs/resource.md#service-instance-id (row 6 of §6.3) on the exported
 // resource, run id "run1" unless stated.
 func TestServiceInstanceID(t *testing.T) { runPrecedence(t, instanceIDCases) }
 
@@ -472,7 +472,7 @@ var instanceIDCases = []precedenceCase{
 // A rank without a run id derives nothing; Setup always has a run id, so
 // TestResourceAttributesDoesNotFillRunID covers that case.
 
-// TestSetupFillsRunID checks SPEC §6.2: SLURM_JOB_ID raw, else 12 hex
+// TestSetupFillsRunID checks docs/resource.md#run-id-fill-in: SLURM_JOB_ID raw, else 12 hex
 // characters, written back into Handle.Config.
 func TestSetupFillsRunID(t *testing.T) {
 	t.Parallel()
@@ -501,7 +501,7 @@ func TestSetupFillsRunID(t *testing.T) {
 }
 
 // TestResourceAttributesDoesNotFillRunID: only Setup fills the run id; the
-// carrier's nemo.run.id then survives (SPEC §6.2, build_providers directly).
+// carrier's nemo.run.id then survives (docs/resource.md#run-id-fill-in, build_providers directly).
 func TestResourceAttributesDoesNotFillRunID(t *testing.T) {
 	t.Parallel()
 	logger, _ := newCapture()
@@ -584,7 +584,7 @@ func TestExplain(t *testing.T) {
 
 // FuzzResourceAttributes: any carrier gives a resource without panics in
 // which every carrier key is present, the live keys describe the process,
-// and service.instance.id follows SPEC §6.4. Seeded with the carriers of the
+// and service.instance.id follows docs/resource.md#service-instance-id. Seeded with the carriers of the
 // precedence tables.
 func FuzzResourceAttributes(f *testing.F) {
 	for _, tc := range append(append([]precedenceCase(nil), precedenceCases...), instanceIDCases...) {

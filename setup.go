@@ -34,7 +34,7 @@ import (
 )
 
 // ErrAlreadySetUp is returned by an enabled [Setup] while the Handle of an
-// earlier enabled Setup has not been shut down (SPEC §6.1), unless
+// earlier enabled Setup has not been shut down (docs/resource.md#setup-once), unless
 // [WithAllowReinit] is given.
 var ErrAlreadySetUp = errors.New("lens: telemetry is already set up in this process")
 
@@ -68,7 +68,7 @@ const (
 	ProtocolHTTPProtobuf = telemetry.ProtocolHTTPProtobuf
 )
 
-// setups is the one-enabled-setup-per-process guard (SPEC §6.1): the number
+// setups is the one-enabled-setup-per-process guard (docs/resource.md#setup-once): the number
 // of enabled Handles not yet shut down. Like the global providers it
 // guards, it is process-wide by nature.
 var setups struct {
@@ -95,7 +95,7 @@ func release() {
 }
 
 // Setup configures telemetry for the process, as the reference's
-// setup_telemetry does (SPEC §6), and returns its [Handle].
+// setup_telemetry does (docs/resource.md#resource-precedence), and returns its [Handle].
 //
 // Disabled (cfg.Enabled false, or OTEL_SDK_DISABLED=true): nothing is built
 // or installed; the Handle's providers are no-ops and IsExporting is false.

@@ -108,7 +108,7 @@ func TestNilHandle(t *testing.T) {
 	}
 }
 
-// TestSetupGuard: one enabled setup per process (SPEC §6.1). Not parallel:
+// TestSetupGuard: one enabled setup per process (docs/resource.md#setup-once). Not parallel:
 // it needs the guard free.
 func TestSetupGuard(t *testing.T) {
 	ctx := context.Background()

@@ -92,4 +92,3 @@ byte for byte whatever it holds:
 		}
 	},
 }
-
