@@ -126,6 +126,6 @@ func ExampleExplanation() {
 	}
 	// Output:
 	// slurm.nnodes: source "env SLURM_JOB_NUM_NODES" notes ["carrier value \"abc\" for slurm.nnodes is not a base-10 integer; used SLURM_JOB_NUM_NODES"]
-	// slurm.head_node.name: source "" notes ["SLURM_STEP_ID is set (inside a step): slurm.head_node.name not emitted"]
+	// slurm.head_node.name: source "" notes ["SLURM_STEP_ID is set (inside a step)"]
 	// nv.dl.job.uuid: source "derived (UUIDv5 of \"nemo.lens.job/nocluster/12\")" notes []
 }

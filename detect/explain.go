@@ -17,7 +17,7 @@ import (
 // Notes lists the candidates that were discarded and why, in the order they
 // were recorded, e.g. `carrier value "abc" for slurm.nnodes is not a base-10
 // integer; used SLURM_JOB_NUM_NODES` or `SLURM_STEP_ID is set (inside a
-// step): slurm.head_node.name not emitted`.
+// step)` for a key that was not emitted.
 type Origin struct {
 	Key    string
 	Source string

@@ -69,15 +69,20 @@ func localInto(ctx context.Context, c *config, m *attr.Map) {
 		e.Record(lensconv.HostGPUCount, "env "+envCUDAVisibleDevices)
 		return
 	}
-	probe, source := c.gpuCount, "gpu probe"
-	if probe == nil {
-		probe, source = NvidiaSMIGPUCount, "nvidia-smi"
+	if c.gpuCount != nil {
+		if n, ok := c.gpuCount(ctx); ok {
+			m.Set(lensconv.HostGPUCount, attr.Int(n))
+			e.Record(lensconv.HostGPUCount, "gpu probe")
+		} else if e != nil {
+			e.Note(lensconv.HostGPUCount, "CUDA_VISIBLE_DEVICES is absent and the GPU probe gave no count")
+		}
+		return
 	}
-	if n, ok := probe(ctx); ok {
+	if n, err := (NvidiaSMI{}).gpuCount(ctx); err == nil {
 		m.Set(lensconv.HostGPUCount, attr.Int(n))
-		e.Record(lensconv.HostGPUCount, source)
+		e.Record(lensconv.HostGPUCount, "nvidia-smi")
 	} else if e != nil {
-		e.Note(lensconv.HostGPUCount, "CUDA_VISIBLE_DEVICES is absent and "+source+" reported no GPU (missing, failed or timed out): host.gpu.count not emitted")
+		e.Note(lensconv.HostGPUCount, "CUDA_VISIBLE_DEVICES is absent and "+err.Error())
 	}
 }
 

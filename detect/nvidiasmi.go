@@ -3,6 +3,7 @@ package detect
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -195,11 +196,35 @@ func (b *boundedOutput) exceed() error {
 // after the tool exited; the port kills the whole process group, and fails
 // 250 ms after the exit instead.
 func (n NvidiaSMI) GPUCount(ctx context.Context) (int, bool) {
+	count, err := n.gpuCount(ctx)
+	return count, err == nil
+}
+
+// gpuCount is GPUCount with the reason when there is no count, for the
+// explanation: which of the failures it was.
+func (n NvidiaSMI) gpuCount(ctx context.Context) (int, error) {
 	out, err := n.run(ctx, "--query-gpu=count", "--format=csv,noheader")
-	if err != nil {
-		return 0, false
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return 0, errors.New("nvidia-smi is not installed (not found in PATH)")
+	case errors.Is(err, context.DeadlineExceeded):
+		return 0, errors.New("nvidia-smi timed out")
+	case errors.Is(err, context.Canceled):
+		return 0, errors.New("the GPU probe was cancelled")
+	case err != nil:
+		return 0, fmt.Errorf("nvidia-smi failed: %w", err)
 	}
-	return countGPURecords(out)
+	if !utf8.Valid(out) {
+		return 0, errors.New("nvidia-smi printed output that is not valid UTF-8")
+	}
+	count, ok := countGPURecords(out)
+	switch {
+	case ok:
+		return count, nil
+	case len(bytes.TrimSpace(out)) == 0:
+		return 0, errors.New("nvidia-smi listed no GPU")
+	}
+	return 0, errors.New("nvidia-smi printed a line that is not a GPU count")
 }
 
 // NvidiaSMIGPUCount is the live GPU-count probe that [Local] uses when

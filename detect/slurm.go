@@ -446,14 +446,14 @@ func explainSlurm(e *Explanation, dst *attr.Map, start int, d *slurmDeriver, rej
 			_, source, _ := d.lookup(r.key)
 			e.Note(r.key, r.reason()+"; used "+usedText(source))
 		} else {
-			e.Note(r.key, r.reason()+"; "+r.key+" not emitted")
+			e.Note(r.key, r.reason()) // the key's Source stays empty: not emitted
 		}
 	}
 	for _, o := range d.omitted {
 		if added[o.key] {
 			e.Note(o.key, o.reason+": the local value is not used")
 		} else {
-			e.Note(o.key, o.reason+": "+o.key+" not emitted")
+			e.Note(o.key, o.reason)
 		}
 	}
 	for _, o := range d.notes {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/nemolens/lens-go/environ"
@@ -163,7 +164,7 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 			a.printUsage(a.stdout, c, true)
 			return 0
 		}
-		return a.usageFail(c, err.Error())
+		return a.usageFail(c, flagMessage(err))
 	}
 	err := runner(ctx, a, fs.Args())
 	var ue *usageError
@@ -178,6 +179,25 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 	}
 	fmt.Fprintf(a.stderr, "lens %s: %v\n", c.name, err)
 	return 1
+}
+
+// flagErrorName matches the flag name in the standard flag package's
+// messages ("flag provided but not defined: -x", "invalid value … for flag
+// -x: …", "flag needs an argument: -x"), which lens's documentation spells
+// --x.
+var flagErrorName = regexp.MustCompile(`((?:^|defined: |for flag |for |argument: ))-([A-Za-z][A-Za-z0-9-]*)`)
+
+// flagMessage is the flag package's error with flags spelled as the
+// documentation spells them.
+func flagMessage(err error) string {
+	msg := flagErrorName.ReplaceAllString(err.Error(), "${1}--${2}")
+	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return "unknown flag " + rest
+	}
+	if strings.HasPrefix(msg, "invalid boolean value ") {
+		msg = strings.TrimSuffix(msg, ": parse error") + ": want true or false"
+	}
+	return msg
 }
 
 func newFlagSet(c *command) *flag.FlagSet {

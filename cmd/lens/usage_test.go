@@ -19,13 +19,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"nope"}, "", `lens: unknown command "nope"`, "usage: lens [--help]"},
 		{[]string{"--nope"}, "", "lens: unknown flag --nope", "usage: lens [--help]"},
 		{[]string{"help", "nope"}, "", `lens: unknown command "nope"`, "usage: lens [--help]"},
-		{[]string{"detect", "--bogus"}, "", "lens detect: flag provided but not defined: -bogus", "usage: lens detect "},
-		{[]string{"detect", "--only", "mars"}, "", `lens detect: invalid value "mars" for flag -only: must be one of local, slurm, kubernetes`, "usage: lens detect "},
-		{[]string{"detect", "--format"}, "", "lens detect: flag needs an argument: -format", "usage: lens detect "},
+		{[]string{"detect", "--bogus"}, "", "lens detect: unknown flag --bogus", "usage: lens detect "},
+		{[]string{"detect", "--only", "mars"}, "", `lens detect: invalid value "mars" for flag --only: must be one of local, slurm, kubernetes`, "usage: lens detect "},
+		{[]string{"detect", "--format"}, "", "lens detect: flag needs an argument: --format", "usage: lens detect "},
 		{[]string{"detect", "extra"}, "", `lens detect: unexpected argument "extra"`, "usage: lens detect "},
 		{[]string{"detect", "--format", "env", "--explain"}, "", "lens detect: --explain cannot be combined with --format env", "usage: lens detect "},
-		{[]string{"resource", "--attr", "novalue"}, "", `lens resource: invalid value "novalue" for flag -attr: want KEY=VALUE`, "usage: lens resource "},
-		{[]string{"resource", "--attr", "=v"}, "", `lens resource: invalid value "=v" for flag -attr: want KEY=VALUE`, "usage: lens resource "},
+		{[]string{"resource", "--attr", "novalue"}, "", `lens resource: invalid value "novalue" for flag --attr: want KEY=VALUE`, "usage: lens resource "},
+		{[]string{"resource", "--attr", "=v"}, "", `lens resource: invalid value "=v" for flag --attr: want KEY=VALUE`, "usage: lens resource "},
 		{[]string{"carrier"}, "", "lens carrier: missing command", "usage: lens carrier "},
 		{[]string{"carrier", "nope"}, "", `lens carrier: unknown command "nope"`, "usage: lens carrier "},
 		{[]string{"carrier", "parse", "x"}, "", `lens carrier parse: unexpected argument "x"`, "usage: lens carrier parse "},
@@ -35,15 +35,15 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"carrier", "format"}, ` [1]`, "lens carrier format: stdin: invalid JSON at line 1, column 2 (byte offset 1): expected a JSON object, found an array", "usage: lens carrier format "},
 		{[]string{"carrier", "extend", "--defaults", `{"a":}`}, "", "lens carrier extend: --defaults: invalid JSON at line 1, column 6 (byte offset 5): invalid character '}' looking for beginning of value", "usage: lens carrier extend "},
 		{[]string{"carrier", "extend", "--overrides", `"s"`}, "", "lens carrier extend: --overrides: invalid JSON at line 1, column 1 (byte offset 0): expected a JSON object, found a string", "usage: lens carrier extend "},
-		{[]string{"carrier", "check", "--nope"}, "", "lens carrier check: flag provided but not defined: -nope", "usage: lens carrier check "},
+		{[]string{"carrier", "check", "--nope"}, "", "lens carrier check: unknown flag --nope", "usage: lens carrier check "},
 		{[]string{"uuid"}, "", "lens uuid: missing command", "usage: lens uuid "},
 		{[]string{"uuid", "run", "x"}, "", `lens uuid run: unexpected argument "x"`, "usage: lens uuid run "},
 		{[]string{"env"}, "", "lens env: --stage is required", "usage: lens env "},
-		{[]string{"env", "--stage", "login"}, "", `lens env: invalid value "login" for flag -stage: must be one of sbatch, task`, "usage: lens env "},
+		{[]string{"env", "--stage", "login"}, "", `lens env: invalid value "login" for flag --stage: must be one of sbatch, task`, "usage: lens env "},
 		{[]string{"env", "--stage", "sbatch", "--container-image", "img"}, "", "lens env: --container-image requires --stage task", "usage: lens env "},
 		{[]string{"exec"}, "", "lens exec: missing command", "usage: lens exec "},
 		{[]string{"exec", "--"}, "", "lens exec: missing command", "usage: lens exec "},
-		{[]string{"exec", "--attr", "x", "--", "true"}, "", `lens exec: invalid value "x" for flag -attr: want KEY=VALUE`, "usage: lens exec "},
+		{[]string{"exec", "--attr", "x", "--", "true"}, "", `lens exec: invalid value "x" for flag --attr: want KEY=VALUE`, "usage: lens exec "},
 		{[]string{"exec", "--flush-timeout", "0s", "true"}, "", "lens exec: --flush-timeout must be positive", "usage: lens exec "},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestUsageErrors(t *testing.T) {
 func TestUsageErrorBinary(t *testing.T) {
 	t.Parallel()
 	r := runBin(t, nil, "", "detect", "--only")
-	if r.code != 2 || !strings.HasPrefix(r.stderr, "lens detect: flag needs an argument: -only\nusage: lens detect ") {
+	if r.code != 2 || !strings.HasPrefix(r.stderr, "lens detect: flag needs an argument: --only\nusage: lens detect ") {
 		t.Errorf("lens detect --only: %v", r)
 	}
 }
