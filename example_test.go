@@ -17,7 +17,12 @@ import (
 
 // exampleHost injects fixed host facts, so the examples do not depend on
 // the machine.
-var exampleHost = []detect.Option{detect.WithHostname(func() (string, error) { return "node07", nil }), detect.WithPID(1234), detect.WithGPUCount(func(context.Context) (int, bool) { return 8, true }), detect.WithKubernetesSecretsPath("/nonexistent/lens-example")}
+var exampleHost = []detect.Option{
+	detect.WithHostname(func() (string, error) { return "node07", nil }),
+	detect.WithPID(1234),
+	detect.WithGPUCount(func(context.Context) (int, bool) { return 8, true }),
+	detect.WithKubernetesSecretsPath("/nonexistent/lens-example"),
+}
 
 func ExampleResourceAttributes() {
 	env := environ.Map{

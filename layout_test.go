@@ -1,0 +1,90 @@
+package lens_test
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestShippedCodeHasNoTestSupport: no package of the main module that is
+// built into the library or the lens command depends on test support (the
+// conformance-vector loader internal/testvectors, or package testing).
+func TestShippedCodeHasNoTestSupport(t *testing.T) {
+	t.Parallel()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the go command is needed: %v", err)
+		}
+		t.Skipf("skipping: no go command: %v", err)
+	}
+	const module = "github.com/nemolens/lens-go"
+	// What ships: the public packages (no internal/ in their path) and the
+	// lens command, with everything they import.
+	all, err := exec.Command(goBin, "list", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var roots []string
+	for pkg := range strings.FieldsSeq(string(all)) {
+		if !strings.Contains(pkg, "/internal/") || pkg == module+"/cmd/lens" {
+			roots = append(roots, pkg)
+		}
+	}
+	out, err := exec.Command(goBin, append([]string{"list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}"}, roots...)...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		if !strings.HasPrefix(pkg, module) {
+			continue
+		}
+		checked++
+		deps := strings.Fields(imports)
+		for _, bad := range []string{module + "/internal/testvectors", "testing"} {
+			if slices.Contains(deps, bad) {
+				t.Errorf("%s imports %s", pkg, bad)
+			}
+		}
+	}
+	if checked < 10 {
+		t.Errorf("only %d lens-go packages listed; go list output:\n%s", checked, out)
+	}
+}
+
+// TestCLIDoesNotLinkMetricsOrLogs: the lens command exports one span; it is
+// built on internal/telemetry, not on the root package, so that it does not
+// link (and initialise at every start) the metric and log SDKs and
+// exporters.
+func TestCLIDoesNotLinkMetricsOrLogs(t *testing.T) {
+	t.Parallel()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the go command is needed: %v", err)
+		}
+		t.Skipf("skipping: no go command: %v", err)
+	}
+	out, err := exec.Command(goBin, "list", "-deps", "./cmd/lens").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc") {
+		t.Fatalf("lens does not link the OTLP trace exporter; go list output:\n%s", out)
+	}
+	for _, dep := range deps {
+		if dep == "github.com/nemolens/lens-go" ||
+			strings.HasPrefix(dep, "go.opentelemetry.io/otel/sdk/metric") ||
+			strings.HasPrefix(dep, "go.opentelemetry.io/otel/sdk/log") ||
+			strings.Contains(dep, "/otlpmetric") || strings.Contains(dep, "/otlplog") ||
+			strings.HasPrefix(dep, "go.opentelemetry.io/proto/otlp/metrics") ||
+			strings.HasPrefix(dep, "go.opentelemetry.io/proto/otlp/logs") {
+			t.Errorf("lens links %s", dep)
+		}
+	}
+}
