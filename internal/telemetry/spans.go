@@ -61,6 +61,7 @@ type spanPipeline struct {
 	flushTo  uint64 // the worker exports until settled reaches this
 	progress chan struct{}
 	stopping bool
+	finalErr error // the first failed export after Shutdown began
 
 	wake     chan struct{} // buffered 1: there is work
 	stop     chan struct{} // closed by Shutdown
@@ -167,9 +168,11 @@ func (p *spanPipeline) waitSettled(ctx context.Context, target uint64) error {
 }
 
 // Shutdown stops accepting spans, exports the queue, and shuts the
-// exporter down, within ctx. When ctx is done first, the export in progress
-// is cancelled, the spans still queued are counted as failed, and ctx's
-// error is returned. Later calls return the first call's result.
+// exporter down, within ctx. It returns the first error of those final
+// exports (ErrCollectorRefused when the collector refused the connection).
+// When ctx is done first, the export in progress is cancelled, the spans
+// still queued are counted as failed, and ctx's error is returned too.
+// Later calls return the first call's result.
 func (p *spanPipeline) Shutdown(ctx context.Context) error {
 	p.stopOnce.Do(func() {
 		if p.guard != nil {
@@ -188,6 +191,11 @@ func (p *spanPipeline) Shutdown(ctx context.Context) error {
 			p.abort()
 			p.abandonQueued()
 		}
+		p.mu.Lock()
+		if p.finalErr != nil && (err == nil || !errors.Is(p.finalErr, err)) {
+			err = errors.Join(p.finalErr, err)
+		}
+		p.mu.Unlock()
 		if serr := p.exp.Shutdown(ctx); serr != nil && !errors.Is(serr, ctx.Err()) {
 			err = errors.Join(err, serr)
 		}
@@ -280,8 +288,12 @@ func (p *spanPipeline) exportBatch(all bool) bool {
 	p.mu.Lock()
 	p.settled += uint64(n)
 	p.broadcastLocked()
+	final := p.stopping
+	if err != nil && final && p.finalErr == nil {
+		p.finalErr = err // returned by Shutdown
+	}
 	p.mu.Unlock()
-	if err != nil && p.onError != nil {
+	if err != nil && !final && p.onError != nil {
 		p.onError(err)
 	}
 	return true
