@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +15,16 @@ import (
 )
 
 // TestLensExecJaeger (issue 5): `lens exec --role trainer --attr
-// nv.dl.rank=0 -- worker` with telemetry enabled. lens exec records a
-// wrapper span for the worker's lifetime and hands its context to the worker
-// in TRACEPARENT; the worker (lens.Setup, one span continuing TRACEPARENT)
-// must come back from Jaeger as the wrapper's CHILD_OF child, in the same
-// trace, with nv.dl.role and nv.dl.rank from the carrier lens exec composed.
+// nv.dl.rank=0 --command-args -- worker` with telemetry enabled. lens exec
+// records a wrapper span for the worker's lifetime and hands its context to
+// the worker in TRACEPARENT; the worker (lens.Setup, one span continuing
+// TRACEPARENT) must come back from Jaeger as the wrapper's CHILD_OF child,
+// in the same trace, with nv.dl.role and nv.dl.rank from the carrier lens
+// exec composed. The two processes have distinct instance ids: the worker
+// "<run>-rank0", the wrapper "<run>-rank0.lens-exec.<lens's pid>"
+// (docs/resource.md#instance-ids-of-wrappers-and-children). The span
+// records every argument (process.command_args) only with --command-args;
+// without it only their number (process.args_count).
 func TestLensExecJaeger(t *testing.T) {
 	elapsed(t)
 	j := jaeger.StartForTest(t)
@@ -35,7 +41,7 @@ func TestLensExecJaeger(t *testing.T) {
 		out := outDir(t)
 		env := lensEnv(os.Environ(), append(exportTo(j, service), "NEMO_LENS_RUN_ID="+runID)...)
 		args := []string{"-span", "exec-work", "-out", out, "-label", "execw"}
-		runCmd(ctx, t, env, 0, lensBin, append([]string{"exec", "--role", "trainer", "--attr", "nv.dl.rank=0", "--", workerBin}, args...)...)
+		runCmd(ctx, t, env, 0, lensBin, append([]string{"exec", "--role", "trainer", "--attr", "nv.dl.rank=0", "--command-args", "--", workerBin}, args...)...)
 
 		rec := records(t, out, "execw", 1)[0]
 		if rec.Traceparent == "" || rec.ParentSpanID == "" {
@@ -65,6 +71,7 @@ func TestLensExecJaeger(t *testing.T) {
 			wstr("process.executable.path", workerBin),
 			wint("process.pid", int64(rec.PID)),
 			wint("process.exit.code", 0),
+			wint("process.args_count", int64(1+len(args))),
 		)
 		noTag(t, "wrapper span", wrapper.Tags, "error")
 		noTag(t, "wrapper span", wrapper.Tags, "otel.status_code")
@@ -75,7 +82,6 @@ func TestLensExecJaeger(t *testing.T) {
 		common := []tagWant{
 			wstr("nv.dl.role", "trainer"),
 			wint("nv.dl.rank", 0),
-			wstr("service.instance.id", runID+"-rank0"),
 			wstr("nemo.run.id", runID),
 			wstr("telemetry.sdk.language", "go"),
 			wstr("host.name", host),
@@ -85,12 +91,51 @@ func TestLensExecJaeger(t *testing.T) {
 		if wp == nil || cp == nil || wp.ServiceName != service || cp.ServiceName != service {
 			t.Fatalf("processes %+v / %+v, want both of service %q", wp, cp, service)
 		}
-		checkTags(t, "worker process", cp.Tags, append(common, wint("process.pid", int64(rec.PID)))...)
-		// lens exec starts the worker as its child: its pid is the worker's ppid.
-		checkTags(t, "lens exec process", wp.Tags, append(common, wint("process.pid", int64(rec.PPID)))...)
+		checkTags(t, "worker process", cp.Tags, append(common,
+			wint("process.pid", int64(rec.PID)),
+			wstr("service.instance.id", runID+"-rank0"))...)
+		// lens exec starts the worker as its child: its pid is the worker's
+		// ppid, and its instance id is the worker's with ".lens-exec.<pid>".
+		checkTags(t, "lens exec process", wp.Tags, append(common,
+			wint("process.pid", int64(rec.PPID)),
+			wstr("service.instance.id", runID+"-rank0.lens-exec."+strconv.Itoa(rec.PPID)))...)
 		keys := append(slices.Concat(sdkTagKeys, lensTagKeys), "nv.dl.role", "nv.dl.rank", "service.instance.id")
 		checkTagKeys(t, "worker process", cp.Tags, keys, optionalHWKey)
 		checkTagKeys(t, "lens exec process", wp.Tags, keys, optionalHWKey)
+	})
+
+	// Without --command-args the arguments, which may hold secrets, are not
+	// recorded: no process.command_args on the span (neither in the v3 OTLP
+	// form nor as a v1 tag), only process.args_count.
+	t.Run("no-command-args", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		service := uniqueName("lens-e2e-exec-noargs")
+		runID := uniqueName("run-noargs")
+		out := outDir(t)
+		env := lensEnv(os.Environ(), append(exportTo(j, service), "NEMO_LENS_RUN_ID="+runID)...)
+		args := []string{"-span", "quiet-work", "-out", out, "-label", "noargs"}
+		runCmd(ctx, t, env, 0, lensBin, append([]string{"exec", "--attr", "nv.dl.rank=2", "--", workerBin}, args...)...)
+
+		rec := records(t, out, "noargs", 1)[0]
+		tr, err := j.WaitSpans(ctx, rec.TraceID, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrapper, child := execSpans(t, tr, wrapperName, "quiet-work", 2)
+		if wrapper == nil || child == nil {
+			return
+		}
+		checkParent(t, tr, wrapper, child, rec)
+		checkTags(t, "wrapper span", wrapper.Tags,
+			wstr("process.command", workerBin),
+			wint("process.args_count", int64(1+len(args))),
+			wint("process.exit.code", 0))
+		noTag(t, "wrapper span", wrapper.Tags, "process.command_args")
+		checkCommandArgs(ctx, t, j, tr.TraceID, wrapper.SpanID, nil)
+		if wp, ok := tr.SpanProcess(wrapper); ok {
+			checkTags(t, "lens exec process", wp.Tags, wstr("service.instance.id", runID+"-rank2.lens-exec."+strconv.Itoa(rec.PPID)))
+		}
 	})
 
 	// A failing command under an incoming trace context: lens exec's span
@@ -131,6 +176,10 @@ func TestLensExecJaeger(t *testing.T) {
 		)
 		if cp, ok := tr.SpanProcess(child); ok {
 			checkTags(t, "worker process", cp.Tags, wint("nv.dl.rank", 1), wstr("service.instance.id", "run-fail-rank1"))
+		}
+		if wp, ok := tr.SpanProcess(wrapper); ok {
+			checkTags(t, "lens exec process", wp.Tags, wint("nv.dl.rank", 1),
+				wstr("service.instance.id", "run-fail-rank1.lens-exec."+strconv.Itoa(rec.PPID)))
 		}
 	})
 }
@@ -180,7 +229,8 @@ func checkParent(t *testing.T, tr *jaeger.Trace, wrapper, child *jaeger.Span, re
 }
 
 // checkCommandArgs reads process.command_args from the v3 API, which keeps
-// the OTLP array (the v1 API flattens arrays into JSON strings).
+// the OTLP array (the v1 API flattens arrays into JSON strings). A nil want
+// requires the attribute to be absent.
 func checkCommandArgs(ctx context.Context, t *testing.T, j *jaeger.Jaeger, traceID, spanID string, want []string) {
 	t.Helper()
 	otlp, err := j.TraceOTLP(ctx, traceID)
@@ -194,6 +244,12 @@ func checkCommandArgs(ctx context.Context, t *testing.T, j *jaeger.Jaeger, trace
 					continue
 				}
 				v, ok := s.Attr("process.command_args")
+				if want == nil {
+					if ok {
+						t.Errorf("wrapper span: process.command_args = %v, want none without --command-args", v)
+					}
+					return
+				}
 				if !ok || v.ArrayValue == nil {
 					t.Errorf("wrapper span: process.command_args = %v (found %v), want an array", v, ok)
 					return

@@ -1,23 +1,24 @@
 package e2e_test
 
 // Lens-level end-to-end tests: real processes built from lens-go
-// (cmd/worker; the lens CLI in exec_jaeger_test.go and
-// example_sbatch_test.go) set up telemetry from their environment with
+// (cmd/worker; the lens CLI in exec_jaeger_test.go, job_jaeger_test.go,
+// example_sbatch_test.go and example_k8s_test.go) set up telemetry from their environment with
 // lens.Setup and export spans to a real Jaeger v2; the tests read the
 // resources back as Jaeger Process tags through the query API.
 //
 // Every expected value is built here from the inputs (the carrier text the
 // test or the parent chose, os.Hostname, the pids the parent saw, Slurm's
-// own job records) and the spec's rules (SPEC §2.2 decoding, §2.4 encoding,
-// §3.1 composition order, §5 UUIDs, §6.2–§6.4 run id and
-// service.instance.id), never by calling lens-go's derivation code.
+// own job records) and the rules of docs/ (docs/compatibility.md#percent-decoding,
+// #percent-encoding and #compose; docs/detection.md#uuids;
+// docs/resource.md#run-id-fill-in and #service-instance-id), never by
+// calling lens-go's derivation code.
 //
 // Gating: the Jaeger binary (JAEGER_BIN or <repo>/.bin/jaeger; see
 // jaeger.StartForTest) and, for the Slurm cases, root and the local Slurm
 // cluster (needCluster). Missing prerequisites skip the test, or fail it
 // when CI=true.
 //
-//	cd e2e && go test -race -run 'Lens|Exec|Example|Readme' -v .
+//	cd e2e && go test -race -run 'Lens|Exec|Example|Readme|Job|Torchrun' -v .
 
 import (
 	"context"
@@ -136,8 +137,10 @@ var controlledPrefixes = []string{
 }
 
 var controlledNames = []string{
-	"TRACEPARENT", "TRACESTATE", "DEPLOYMENT_ENV", "ENVIRONMENT",
+	"TRACEPARENT", "TRACESTATE", "BAGGAGE", "DEPLOYMENT_ENV", "ENVIRONMENT",
 	"KUBERNETES_SERVICE_HOST", "LENS",
+	// the launcher variables lens exec --rank-from and lens.WithRankFrom read
+	"RANK", "WORLD_SIZE", "LOCAL_RANK", "JOB_COMPLETION_INDEX",
 }
 
 // lensEnv returns base without the controlled variables (SLURM_CONF is
@@ -238,8 +241,9 @@ func records(t *testing.T, dir, label string, want int) []worker.Record {
 
 // ---------------------------------------------------------------- expectations
 
-// encodeValue is the carrier's value encoding (SPEC §2.4 step 5), written
-// independently: every byte except A–Z a–z 0–9 _ . - ~ as %XX (uppercase).
+// encodeValue is the carrier's value encoding
+// (docs/compatibility.md#percent-encoding), written independently: every
+// byte except A–Z a–z 0–9 _ . - ~ as %XX (uppercase).
 func encodeValue(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -379,8 +383,9 @@ var (
 // Each child runs lens.FromEnv + lens.Setup and exports one span to Jaeger.
 //
 // The configuration's run id (NEMO_LENS_RUN_ID) beats the carrier's
-// nemo.run.id in the resource (SPEC §6.3 row 3; Setup always has a run id,
-// §6.2), so the ',' '=' value is checked intact in the exported
+// nemo.run.id in the resource (the Lens base map, layer 3, is above the
+// carrier, layer 2: docs/resource.md#resource-precedence; Setup always has a
+// run id, docs/resource.md#run-id-fill-in), so the ',' '=' value is checked intact in the exported
 // e2e.experiment tag and, for nemo.run.id, in the carrier text each child
 // received.
 func TestLensParentChildrenJaeger(t *testing.T) {
@@ -394,7 +399,8 @@ func TestLensParentChildrenJaeger(t *testing.T) {
 		name string
 		// inherited is the parent's own OTEL_RESOURCE_ATTRIBUTES ("" = unset).
 		inherited string
-		// inheritedKV is inherited after Lens decoding (SPEC §2.1–§2.3), in order.
+		// inheritedKV is inherited after Lens decoding (split at every ',',
+		// trimmed, percent-decoded: docs/compatibility.md#carrier-parse), in order.
 		inheritedKV []string
 	}{
 		{name: "plain"},
@@ -447,7 +453,9 @@ func TestLensParentChildrenJaeger(t *testing.T) {
 
 				// The carrier each child received: the inherited entries
 				// (decoded, re-encoded), then the published job-level keys,
-				// then the rank (SPEC §3.1 order, §2.4 encoding).
+				// then the rank (Compose's key order, current keys then new
+				// override keys: docs/compatibility.md#compose; encoding:
+				// docs/compatibility.md#percent-encoding).
 				kv := append(slices.Clone(c.inheritedKV),
 					"nv.dl.world_size", "2", "nemo.run.id", tricky, "e2e.experiment", tricky,
 					"nv.dl.rank", strconv.Itoa(rank))
@@ -478,12 +486,13 @@ func TestLensParentChildrenJaeger(t *testing.T) {
 					wint("nv.dl.world_size", 2),
 					wstr("service.instance.id", runID+"-rank"+strconv.Itoa(rank)),
 					// The configuration's run id (NEMO_LENS_RUN_ID) beats the
-					// carrier's nemo.run.id (SPEC §6.3 row 3).
+					// carrier's nemo.run.id (docs/resource.md#resource-precedence).
 					wstr("nemo.run.id", runID),
 					wstr("e2e.experiment", tricky),
 					wstr("telemetry.sdk.language", "go"),
 					wstr("telemetry.sdk.name", "opentelemetry"),
-					// Live values beat the carrier (SPEC §1.2): the pid the
+					// Live values beat the carrier (detection, layer 5,
+					// describes the live process: docs/resource.md#resource-precedence): the pid the
 					// parent started, this machine's host name.
 					wstr("host.name", host),
 					wint("process.pid", int64(pc.PID)),
@@ -492,7 +501,7 @@ func TestLensParentChildrenJaeger(t *testing.T) {
 				for i := 0; i+1 < len(c.inheritedKV); i += 2 {
 					k, v := c.inheritedKV[i], c.inheritedKV[i+1]
 					if k != "host.name" && k != "process.pid" {
-						want = append(want, wstr(k, v)) // Lens-decoded (SPEC §2.2)
+						want = append(want, wstr(k, v)) // Lens-decoded (docs/compatibility.md#percent-decoding)
 						keys = append(keys, k)
 					}
 				}
@@ -533,7 +542,7 @@ func sorted2(s []string) []string {
 // nv.dl.world_size=2 and no NEMO_LENS_RUN_ID. Each task passes its
 // SLURM_PROCID as nv.dl.rank (a caller attribute). The exported resources
 // carry Slurm's view of the job, and the run id defaults to SLURM_JOB_ID
-// (SPEC §6.2), so service.instance.id is "<job id>-rank<k>".
+// (docs/resource.md#run-id-fill-in), so service.instance.id is "<job id>-rank<k>".
 func TestLensSlurmSrunJaeger(t *testing.T) {
 	elapsed(t)
 	gate(t)
@@ -624,11 +633,12 @@ func TestLensSlurmSrunJaeger(t *testing.T) {
 // TestLensRawCarrierJaeger: a worker that inherits a malformed carrier
 // directly (no Lens parent re-encodes it). The OpenTelemetry Go SDK parses
 // OTEL_RESOURCE_ATTRIBUTES itself and merges its result under every
-// provider's resource (SPEC §11.2); its parser rejects "%zz", keeps the raw
+// provider's resource (docs/resource.md#sdk-provider-merge); its parser rejects "%zz", keeps the raw
 // bytes C3 28 (invalid UTF-8) and does not trim U+001F around a key. The
 // exported resource must nevertheless be exactly Lens's: the Lens-decoded
-// values (SPEC §2.2: "%zz" kept, one U+FFFD for the maximal invalid subpart,
-// '+' kept) and the key trimmed with the Python whitespace set (SPEC §2.3),
+// values ("%zz" kept, one U+FFFD for the maximal invalid subpart, '+' kept:
+// docs/compatibility.md#percent-decoding) and the key trimmed with the
+// Python whitespace set (docs/compatibility.md#whitespace),
 // with no SDK-only key beside it.
 func TestLensRawCarrierJaeger(t *testing.T) {
 	elapsed(t)

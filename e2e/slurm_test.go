@@ -1,8 +1,8 @@
 package e2e_test
 
 // End-to-end tests of lens-go's Slurm detection against a real, throwaway
-// Slurm cluster on localhost (scripts/slurm-up.sh; see
-// shared/notes/e2e-slurm.md). A probe program (cmd/probe) runs inside each
+// Slurm cluster on localhost (scripts/slurm-up.sh, Slurm 22.05 from the
+// Debian packages). A probe program (cmd/probe) runs inside each
 // kind of Slurm context and records its raw environment and the detector
 // output; every expected value here is computed from Slurm's own view
 // (sbatch --parsable, salloc, scontrol show job/config) and the spec's name
@@ -570,7 +570,8 @@ func requireProcIDs(t *testing.T, label string, recs []slurm.Record, want ...str
 // ---------------------------------------------------------------- tests
 
 func TestSlurmUUIDHelper(t *testing.T) {
-	// Vectors from SPEC §5, to make sure the test's own helper is right.
+	// Vectors of docs/detection.md#uuid-worked-examples, to make sure the
+	// test's own helper is right.
 	for name, want := range map[string]string{
 		"nemo.lens.job/cluster-a/12345":     "be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7",
 		"nemo.lens.run/cluster-a/12345/sr0": "1a280c0a-71d2-54bd-bd00-fa82efd94290",

@@ -1,10 +1,12 @@
 #!/bin/sh
-# Container entrypoint for a Kubernetes Job: K8S_POD_NAME, K8S_NAMESPACE, K8S_NODE_NAME and
-# K8S_POD_UID come from the downward API (env valueFrom.fieldRef) in the pod spec;
-# JOB_COMPLETION_INDEX is set by an Indexed Job.
+# Container entrypoint of the Indexed Job in examples/k8s-job.yaml. The pod spec sets
+# NEMO_LENS_RUN_ID (the Job's uid: one run id for all its pods) and K8S_* from the downward
+# API; Kubernetes sets JOB_COMPLETION_INDEX, which --rank-from k8s-index makes nv.dl.rank.
+# Usage: k8s-entrypoint.sh [COMMAND [ARG...]]     (default: /app/checkpoint-worker)
 set -eu
 export NEMO_LENS_ENABLED="${NEMO_LENS_ENABLED:-true}"
 export OTEL_SERVICE_NAME="${OTEL_SERVICE_NAME:-ckpt-worker}"
-exec lens exec --role ckpt_worker \
-	--attr "nv.dl.rank=${JOB_COMPLETION_INDEX:-0}" \
-	-- /app/checkpoint-worker "$@"
+if [ "$#" -eq 0 ]; then
+	set -- /app/checkpoint-worker
+fi
+exec lens exec --rank-from k8s-index --role ckpt_worker -- "$@"

@@ -37,6 +37,9 @@ func runWorker(ctx context.Context, o *options, rec *worker.Record) error {
 		}
 		opts = append(opts, lens.WithResourceAttributes(attribute.Int("nv.dl.rank", rank)))
 	}
+	if o.rankFrom != "" {
+		opts = append(opts, lens.WithRankFrom(o.rankFrom))
+	}
 	h, err := lens.Setup(ctx, cfg, opts...)
 	if err != nil {
 		return fmt.Errorf("lens.Setup: %w", err)
@@ -70,7 +73,7 @@ func runWorker(ctx context.Context, o *options, rec *worker.Record) error {
 
 // publishAndRun publishes the current carrier extended with the job-level
 // attributes (overrides) and nv.dl.world_size = ranks, and, while it is
-// published, calls run for each rank with carrier.ChildEnv(nil, nil,
+// published, calls run for each rank with carrier.ChildEnv(ctx,
 // {nv.dl.rank: rank}) — the process environment, which now holds the
 // published carrier. The children run concurrently.
 func publishAndRun(ctx context.Context, attrs []string, ranks int, run func(rank int, env []string) (worker.Child, error), rec *worker.Record) error {
@@ -97,6 +100,67 @@ func publishAndRun(ctx context.Context, attrs []string, ranks int, run func(rank
 		rec.Children = children
 		return errors.Join(errs...)
 	})
+}
+
+// runLauncher is a launcher with telemetry of its own: FromEnv, Setup, a
+// span, and inside it the children, each started with
+// carrier.ChildEnv(span context, {nv.dl.rank: k}) — or no override for the
+// lens exec child, whose --attr gives the rank — so that every child gets
+// this process's run id (NEMO_LENS_RUN_ID) and continues its trace
+// (TRACEPARENT). The environments are built one after the other, the
+// children run concurrently; the span ends when all have exited.
+func runLauncher(ctx context.Context, o *options, specs []childSpec, rec *worker.Record) error {
+	cfg, err := lens.FromEnv()
+	if err != nil {
+		return fmt.Errorf("lens.FromEnv: %w", err)
+	}
+	h, err := lens.Setup(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("lens.Setup: %w", err)
+	}
+	rec.RunID = h.Config().RunID
+	rec.Exporting = h.IsExporting()
+	rec.Resource = slurm.EncodeAttrs(h.Attributes())
+
+	spanCtx, span := h.Tracer("github.com/nemolens/lens-go/e2e/cmd/worker").Start(ctx, o.span)
+	sc := span.SpanContext()
+	rec.SpanName = o.span
+	rec.TraceID = sc.TraceID().String()
+	rec.SpanID = sc.SpanID().String()
+
+	envs := make([][]string, len(specs))
+	errs := make([]error, len(specs))
+	for i, s := range specs {
+		var overrides *attr.Map
+		if !s.exec {
+			overrides = attr.NewMap(attr.Entry{Key: "nv.dl.rank", Value: attr.Int(s.rank)})
+		}
+		env, err := carrier.ChildEnv(spanCtx, overrides)
+		if err != nil {
+			errs[i] = fmt.Errorf("child %d: child environment: %v", i, err)
+		}
+		envs[i] = env
+	}
+	children := make([]worker.Child, len(specs))
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		if errs[i] != nil {
+			continue
+		}
+		wg.Go(func() { children[i], errs[i] = startChild(s, envs[i]) })
+	}
+	wg.Wait()
+	rec.Children = children
+	span.End()
+
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := h.Shutdown(sctx); err != nil {
+		errs = append(errs, fmt.Errorf("lens Handle.Shutdown: %w", err))
+	} else if c := h.SpanCounts(); c.Exported != c.Ended {
+		errs = append(errs, fmt.Errorf("lens exported %d of %d span(s): %+v", c.Exported, c.Ended, c))
+	}
+	return errors.Join(errs...)
 }
 
 func writeStdout(rec *worker.Record) error {

@@ -1,32 +1,43 @@
 // Command worker is the instrumented program of the lens-level end-to-end
 // tests (e2e/lens_jaeger_test.go, e2e/exec_jaeger_test.go,
-// e2e/example_sbatch_test.go).
+// e2e/example_sbatch_test.go, e2e/job_jaeger_test.go,
+// e2e/example_k8s_test.go).
 //
 // Worker mode (the default) does only what an instrumented Go program does:
 //
-//	cfg, _ := lens.FromEnv("", "")
-//	h, _ := lens.Setup(ctx, cfg)           // + nv.dl.rank from $VAR with -rank-env VAR
-//	ctx = TraceContext.Extract($TRACEPARENT, $TRACESTATE)
-//	one span named -span, ended
+//	cfg, _ := lens.FromEnv()
+//	h, _ := lens.Setup(ctx, cfg)   // + nv.dl.rank from $VAR with -rank-env VAR,
+//	                               // + lens.WithRankFrom(L) with -rank-from L
+//	one span named -span, ended    // continues $TRACEPARENT: Setup reads it
 //	h.Shutdown(ctx with a 10 s deadline)
 //
 // and writes a record (package e2e/internal/worker) with its pid, host name,
-// the carrier and trace context it received, the span's ids and the
-// resource, into -out DIR (stdout when -out is empty). -exit N makes it exit
-// with status N afterwards.
+// the carrier, trace context and run-id/rank variables it received, the
+// span's ids and the resource, into -out DIR (stdout when -out is empty).
+// -exit N makes it exit with status N afterwards.
 //
-// Parent mode (-mode parent) is a launcher: it publishes the job-level
-// attributes (-attr KEY=VALUE..., plus nv.dl.world_size=-ranks) as its own
-// carrier with carrier.Publish, and, while they are published, starts -ranks
-// copies of itself in worker mode, each with the environment
-// carrier.ChildEnv(nil, nil, {nv.dl.rank: k}); it waits for them and writes a
-// record listing their pids and the carrier each was given. The parent
-// itself sets up no telemetry.
+// Parent mode (-mode parent) is a launcher without telemetry: it publishes
+// the job-level attributes (-attr KEY=VALUE..., plus nv.dl.world_size=-ranks)
+// as its own carrier with carrier.Publish, and, while they are published,
+// starts -ranks copies of itself in worker mode, each with the environment
+// carrier.ChildEnv(nil, {nv.dl.rank: k}); it waits for them and writes a
+// record listing their pids and the carrier each was given.
+//
+// Launcher mode (-mode launcher) is a launcher with telemetry: lens.FromEnv,
+// lens.Setup, a span named -span, and inside it -ranks copies of itself in
+// worker mode (span -child-span, label -child-label), each started with
+// carrier.ChildEnv(span context, {nv.dl.rank: k}); with -lens PATH one more
+// child, started with carrier.ChildEnv(span context, nil), is
+// `PATH exec --attr nv.dl.rank=<ranks> -- worker` (worker span -exec-span,
+// label -exec-label). The children run concurrently; the launcher waits for
+// all of them, ends its span, shuts down and writes a record listing them.
 //
 // Usage:
 //
-//	worker [-mode worker|parent] [-span NAME] [-out DIR] [-label L] [-rank-env VAR] [-exit N]
+//	worker [-mode worker] [-span NAME] [-out DIR] [-label L] [-rank-env VAR] [-rank-from L] [-exit N]
 //	worker -mode parent [-ranks N] [-attr KEY=VALUE]... [-span NAME] [-out DIR] [-label L] [-child-label L]
+//	worker -mode launcher [-ranks N] [-lens PATH] [-span NAME] [-child-span NAME] [-exec-span NAME]
+//	       [-out DIR] [-label L] [-child-label L] [-exec-label L]
 package main
 
 import (
@@ -36,6 +47,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,21 +76,32 @@ type options struct {
 	label      string
 	childLabel string
 	rankEnv    string
+	rankFrom   string
 	exit       int
 	ranks      int
 	attrs      attrFlags
+	// launcher mode
+	lens      string
+	childSpan string
+	execSpan  string
+	execLabel string
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.mode, "mode", worker.ModeWorker, "worker or parent")
+	flag.StringVar(&o.mode, "mode", worker.ModeWorker, "worker, parent or launcher")
 	flag.StringVar(&o.span, "span", envOr("LENS_WORKER_SPAN", "work"), "span `name` (default $LENS_WORKER_SPAN, else \"work\")")
 	flag.StringVar(&o.out, "out", os.Getenv("LENS_WORKER_OUT"), "record `dir` (default $LENS_WORKER_OUT; empty: stdout)")
 	flag.StringVar(&o.label, "label", envOr("LENS_WORKER_LABEL", ""), "record file `label` (default $LENS_WORKER_LABEL, else the mode)")
 	flag.StringVar(&o.childLabel, "child-label", "", "parent: record `label` of the children (default \"child\")")
 	flag.StringVar(&o.rankEnv, "rank-env", "", "worker: add nv.dl.rank = the integer in `VAR` as a caller attribute")
+	flag.StringVar(&o.rankFrom, "rank-from", "", "worker: lens.WithRankFrom(`launcher`): slurm, torchrun or k8s-index")
 	flag.IntVar(&o.exit, "exit", 0, "worker: exit `status` after exporting")
-	flag.IntVar(&o.ranks, "ranks", 2, "parent: number of children")
+	flag.IntVar(&o.ranks, "ranks", 2, "parent, launcher: number of worker children")
+	flag.StringVar(&o.lens, "lens", "", "launcher: also run one worker under `PATH` exec --attr nv.dl.rank=<ranks>")
+	flag.StringVar(&o.childSpan, "child-span", "work", "launcher: span `name` of the worker children")
+	flag.StringVar(&o.execSpan, "exec-span", "exec-work", "launcher: span `name` of the worker under lens exec")
+	flag.StringVar(&o.execLabel, "exec-label", "exec-child", "launcher: record `label` of the worker under lens exec")
 	flag.Var(&o.attrs, "attr", "parent: job-level carrier attribute `KEY=VALUE` to publish (repeatable)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -98,6 +121,7 @@ func main() {
 	rec.Traceparent = os.Getenv("TRACEPARENT")
 	rec.Tracestate = os.Getenv("TRACESTATE")
 	rec.SlurmProcID = os.Getenv("SLURM_PROCID")
+	rec.Env = recordedEnv(os.Environ())
 
 	ctx := context.Background()
 	var err error
@@ -106,6 +130,8 @@ func main() {
 		err = runWorker(ctx, &o, rec)
 	case worker.ModeParent:
 		err = runParent(ctx, &o, rec)
+	case worker.ModeLauncher:
+		err = runLauncherMode(ctx, &o, rec)
 	default:
 		fmt.Fprintf(os.Stderr, "worker: unknown -mode %q\n", o.mode)
 		os.Exit(2)
@@ -168,6 +194,78 @@ func runParent(ctx context.Context, o *options, rec *worker.Record) error {
 		}
 		return c, err
 	}, rec)
+}
+
+// runLauncherMode runs the launcher: the children are this program in
+// worker mode, and with -lens one more under lens exec.
+func runLauncherMode(ctx context.Context, o *options, rec *worker.Record) error {
+	if o.ranks < 0 {
+		return fmt.Errorf("-ranks must not be negative, got %d", o.ranks)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	workerArgs := func(span, label string) []string {
+		args := []string{"-mode", worker.ModeWorker, "-span", span, "-label", label}
+		if o.out != "" {
+			args = append(args, "-out", o.out)
+		}
+		return args
+	}
+	specs := make([]childSpec, 0, o.ranks+1)
+	for k := range o.ranks {
+		specs = append(specs, childSpec{rank: k, path: self, args: workerArgs(o.childSpan, o.childLabel)})
+	}
+	if o.lens != "" {
+		args := append([]string{"exec", "--attr", "nv.dl.rank=" + strconv.Itoa(o.ranks), "--", self}, workerArgs(o.execSpan, o.execLabel)...)
+		specs = append(specs, childSpec{rank: o.ranks, exec: true, path: o.lens, args: args})
+	}
+	return runLauncher(ctx, o, specs, rec)
+}
+
+// childSpec is one child of the launcher.
+type childSpec struct {
+	rank int
+	exec bool // lens exec: no rank override (the --attr flag gives it)
+	path string
+	args []string
+}
+
+// startChild runs one child with env and waits for it.
+func startChild(s childSpec, env []string) (worker.Child, error) {
+	cmd := exec.Command(s.path, s.args...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	c := worker.Child{
+		Rank: s.rank, Exec: s.exec, ExitCode: -1,
+		Carrier:     lookup(env, "OTEL_RESOURCE_ATTRIBUTES"),
+		RunID:       lookup(env, "NEMO_LENS_RUN_ID"),
+		Traceparent: lookup(env, "TRACEPARENT"),
+	}
+	if err := cmd.Start(); err != nil {
+		return c, err
+	}
+	c.PID = cmd.Process.Pid
+	err := cmd.Wait()
+	c.ExitCode = cmd.ProcessState.ExitCode()
+	if err != nil {
+		err = fmt.Errorf("child rank %d (pid %d, %s): %v", s.rank, c.PID, s.path, err)
+	}
+	return c, err
+}
+
+// recordedEnv returns the variables of worker.EnvNames and
+// worker.EnvPrefixes present in env (the last entry of a name wins).
+func recordedEnv(env []string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if slices.Contains(worker.EnvNames, k) || slices.ContainsFunc(worker.EnvPrefixes, func(p string) bool { return strings.HasPrefix(k, p) }) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // lookup returns the last value of name in env ("" when absent).

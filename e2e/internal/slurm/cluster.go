@@ -3,9 +3,8 @@
 // scripts/slurm-down.sh, builds clean submitter environments, and wraps
 // srun, sbatch, salloc, squeue and scontrol with bounded waits.
 //
-// See shared/notes/e2e-slurm.md for the facts this relies on. Everything
-// here must run as root (the scripts install packages and start daemons; jobs
-// run as root).
+// Everything here must run as root (the scripts install packages and start
+// daemons; jobs run as root).
 package slurm
 
 import (
@@ -279,7 +278,8 @@ func scriptEnv() []string {
 	return CleanEnv(os.Environ(), "")
 }
 
-// logNoise are harmless daemon log lines (notes §10) left out of LogTail.
+// logNoise are harmless daemon log lines left out of LogTail: PMIx is not
+// installed (MpiDefault=none) and munged logs every root credential.
 var logNoise = []string{
 	"Unauthorized credential for client",
 	"pmix",

@@ -147,8 +147,8 @@ func (c *Cluster) WaitState(ctx context.Context, jobID, state string) error {
 	})
 }
 
-// Requeue performs the requeue trick of the notes (§5): `scontrol requeue`,
-// wait until the job is PENDING again (the requeue completes asynchronously
+// Requeue requeues a running batch job and restarts it at once: `scontrol
+// requeue`, wait until the job is PENDING again (the requeue completes asynchronously
 // and sets the begin time to now+121 s), then `scontrol update JobId=ID
 // StartTime=now` so it restarts at once.
 //

@@ -26,7 +26,23 @@ const (
 	// children in worker mode with per-rank child environments, waits for
 	// them and writes a Record listing their pids.
 	ModeParent = "parent"
+	// ModeLauncher sets up Lens, starts a span and, inside it, -ranks
+	// children in worker mode (and one more under lens exec with -lens),
+	// each with carrier.ChildEnv(span context, {nv.dl.rank: k}); it waits
+	// for them, ends its span and writes a Record listing them.
+	ModeLauncher = "launcher"
 )
+
+// EnvNames are the launcher and identity variables a Record copies (when
+// present) into Record.Env.
+var EnvNames = []string{
+	"NEMO_LENS_RUN_ID", "SLURM_JOB_ID", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
+	"TORCHELASTIC_RUN_ID", "RANK", "WORLD_SIZE", "LOCAL_RANK", "JOB_COMPLETION_INDEX",
+	"KUBERNETES_SERVICE_HOST", "HOSTNAME",
+}
+
+// EnvPrefixes select further variables copied into Record.Env.
+var EnvPrefixes = []string{"K8S_"}
 
 // Record is what one worker invocation saw and did.
 type Record struct {
@@ -46,8 +62,11 @@ type Record struct {
 	Tracestate  string `json:"tracestate"`
 	// SlurmProcID is SLURM_PROCID ("" outside Slurm tasks).
 	SlurmProcID string `json:"slurm_procid"`
+	// Env holds the variables of EnvNames and EnvPrefixes the process
+	// received (present ones only): its run id and rank sources.
+	Env map[string]string `json:"env,omitempty"`
 
-	// Worker mode: the exported span.
+	// Worker and launcher mode: the exported span.
 	SpanName     string `json:"span_name,omitempty"`
 	TraceID      string `json:"trace_id,omitempty"`
 	SpanID       string `json:"span_id,omitempty"`
@@ -59,7 +78,7 @@ type Record struct {
 	// Resource is Handle.Attributes() in order, typed.
 	Resource []slurm.Attr `json:"resource,omitempty"`
 
-	// Parent mode: the child processes, in rank order.
+	// Parent and launcher mode: the child processes, in rank order.
 	Children []Child `json:"children,omitempty"`
 
 	// Error is set when something failed (the program also exits non-zero).
@@ -77,6 +96,13 @@ type Child struct {
 	Carrier string `json:"carrier"`
 	// ExitCode is the child's exit status (-1 when it did not exit normally).
 	ExitCode int `json:"exit_code"`
+	// Exec says the child is lens exec (launcher mode, -lens), which runs
+	// the worker: PID is then lens's pid, the worker's parent.
+	Exec bool `json:"exec,omitempty"`
+	// RunID and Traceparent are the NEMO_LENS_RUN_ID and TRACEPARENT
+	// entries of the environment the parent built ("" when absent).
+	RunID       string `json:"run_id,omitempty"`
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
