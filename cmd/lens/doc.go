@@ -18,7 +18,8 @@
 //	lens uuid job [--name]
 //	lens uuid run [--run-id ID] [--name]
 //	lens env --stage sbatch|task [--container-image IMAGE]
-//	lens exec [--attr KEY=VALUE]... [--role ROLE] [--flush-timeout D] [--] COMMAND [ARG...]
+//	lens exec [--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index]
+//	          [--command-args] [--flush-timeout D] [--] COMMAND [ARG...]
 //	lens help [COMMAND...] | lens [COMMAND...] --help | lens --version
 //
 // Flags are written --name VALUE, --name=VALUE, -name VALUE or -name=VALUE
@@ -235,16 +236,35 @@
 //
 // Runs COMMAND with ARGs directly (execve; COMMAND is looked up in PATH
 // unless it contains a slash; no shell is involved, so no argument is
-// expanded) with stdin, stdout and stderr passed through, and with
-// OTEL_RESOURCE_ATTRIBUTES replaced by carrier.ChildEnv: the current carrier
-// extended with the --attr values and --role as overrides. Other variables
-// pass through.
+// expanded) with stdin, stdout and stderr passed through, in the
+// environment carrier.ChildEnv builds: OTEL_RESOURCE_ATTRIBUTES is the
+// current carrier extended with the --rank-from, --attr and --role values
+// as overrides (in that order), NEMO_LENS_RUN_ID is lens's run id unless
+// the environment already holds one, and, with telemetry, TRACEPARENT and
+// TRACESTATE carry lens's span. Other variables pass through.
 //
-//	--attr KEY=VALUE   a carrier attribute for the command (a string
-//	                   override; repeatable; also a caller attribute of the
-//	                   span's resource)
-//	--role ROLE        set nv.dl.role (applied after --attr)
-//	--flush-timeout D  bound the telemetry shutdown (default 5s)
+//	--attr KEY=VALUE     a carrier attribute for the command (a string
+//	                     override; repeatable; also a caller attribute of the
+//	                     span's resource)
+//	--role ROLE          set nv.dl.role (applied after --attr)
+//	--rank-from L        set nv.dl.rank, nv.dl.world_size and nv.dl.local_rank
+//	                     from the launcher's variables: slurm (SLURM_PROCID,
+//	                     SLURM_NTASKS, SLURM_LOCALID), torchrun (RANK,
+//	                     WORLD_SIZE, LOCAL_RANK) or k8s-index
+//	                     (JOB_COMPLETION_INDEX, rank only); strict integers;
+//	                     a missing or invalid variable is reported on stderr
+//	                     and its key left out. Opt-in: the Python reference
+//	                     never reads these variables
+//	--command-args       record every argument in the span
+//	                     (process.command_args); off by default, because
+//	                     arguments may hold secrets
+//	--flush-timeout D    bound the telemetry shutdown (default 5s)
+//
+// The command always starts: when the composed carrier is longer than one
+// environment string can be (128 KiB on Linux), it gets the carrier lens
+// inherited, or none when that does not fit either; when the kernel refuses
+// the whole environment (E2BIG), lens retries the same way. Each fallback is
+// said once on stderr.
 //
 // Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 received by
 // lens are forwarded to the command (Slurm's --signal and scancel reach
@@ -254,31 +274,40 @@
 // (128+N when it was killed by signal N).
 //
 // Telemetry: when the configuration enables it (NEMO_LENS_ENABLED=true and
-// traces enabled), lens sets up tracing with lens.Setup — metrics and logs
-// are not set up, the "console" exporter writes to stderr, the providers
-// are not installed as globals — under the resource lens resource prints
-// (with --attr and --role as caller attributes), and records one span for
-// the command's lifetime:
+// traces on; OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER and the other standard
+// switches are honoured as by lens.Setup), lens sets up tracing only —
+// metrics and logs are not set up, the "console" exporter writes to
+// stderr, no OpenTelemetry global is installed except the error handler and
+// internal logger, which report through lens's logger — under the resource
+// lens resource prints (with the override values as caller attributes), and
+// records one span for the command's lifetime:
 //
 //   - name "lens exec BASENAME(COMMAND)", kind internal;
-//   - attributes process.command (COMMAND as given), process.command_args
-//     (COMMAND and ARGs), process.executable.path and process.pid (once
-//     started), process.exit.code (the exit status lens reports);
+//   - attributes process.command (COMMAND as given), process.args_count,
+//     process.executable.path and process.pid (once started),
+//     process.exit.code (the exit status lens reports), and
+//     process.command_args (COMMAND and ARGs) only with --command-args —
+//     the OpenTelemetry semantic conventions make command lines opt-in
+//     because they can hold credentials;
 //   - status Error with "exit status N", "killed by signal S" or the start
 //     error when the status is not 0;
-//   - parent: the W3C trace context in lens's own TRACEPARENT and
-//     TRACESTATE, when valid (so lens exec nests under an instrumented
-//     launcher); otherwise a new trace.
+//   - parent: the trace context in lens's own TRACEPARENT and TRACESTATE,
+//     when valid (so lens exec nests under an instrumented launcher);
+//     otherwise a new trace.
 //
-// The command receives the span's context as TRACEPARENT (and TRACESTATE when
-// there is one; a stale TRACESTATE is removed), the W3C Trace Context
-// headers upper-cased, so an instrumented command continues the trace as
-// the span's child. After the command exits, lens ends the span and shuts
-// telemetry down within --flush-timeout, whatever the collector does. A
-// configuration or setup error is reported on stderr ("lens exec: telemetry
-// disabled: ...") and the command runs without telemetry: telemetry never
-// keeps the workload from running. Without telemetry TRACEPARENT and
-// TRACESTATE pass through unchanged.
+// The resource's service.instance.id is the one the command will report
+// followed by ".lens-exec.<lens's pid>": a wrapper and the command it wraps
+// never share an instance id, and both carry nv.dl.rank. The command
+// receives the span's context in TRACEPARENT (and TRACESTATE when there is
+// one; a stale TRACESTATE is removed), the OpenTelemetry
+// environment-variable convention, so an instrumented command continues the
+// trace as the span's child. After the command exits, lens ends the span and
+// shuts telemetry down within --flush-timeout, whatever the collector does;
+// a collector that refuses the connection ends it at once, with one line on
+// stderr. A configuration or setup error is reported on stderr ("lens exec:
+// telemetry disabled: ...") and the command runs without telemetry:
+// telemetry never keeps the workload from running. Without telemetry
+// TRACEPARENT and TRACESTATE pass through unchanged.
 //
 // # Diagnostics
 //
