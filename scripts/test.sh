@@ -1,64 +1,439 @@
 #!/usr/bin/env bash
-# All tests of lens-go, as CI runs them (.ci/run calls this script):
-#   static checks (gofmt, go vet, staticcheck), unit tests with the race
-#   detector, bounded fuzzing, then the end-to-end tests against a real Slurm
-#   (installed from Debian's packages and started on localhost) and a real
-#   Jaeger v2 (built from Go modules in tools/jaeger).
-# Environment: FUZZTIME (default 200000x, executions per fuzz target: Go 1.26's
-# duration-based -fuzztime can end with a spurious "context deadline exceeded",
-# golang/go#75804), SKIP_E2E=1 to stop after the unit tests (refused when CI=true).
+# All tests of lens-go, as CI runs them (.ci/run calls this script). Stages, in order:
+#   prereq       Go version, disk; installs Debian's valgrind if missing (as root)
+#   gofmt        gofmt -l on every .go file of the repository
+#   vet          go vet, root and e2e modules
+#   staticcheck  builds .bin/staticcheck from the pin in tools/lint (once; later
+#                runs only check it is up to date), runs it on both modules
+#   unit         go test -race on the root module
+#   fuzz         every fuzz target for a fixed time (FUZZTIME, default 20s each)
+#   jaeger       builds .bin/jaeger from the pin in tools/jaeger (scripts/build-jaeger.sh)
+#   e2e          the end-to-end tests in e2e/, package by package with -v (output
+#                streamed, and kept in .bin/e2e.log): a real Slurm on localhost
+#                (scripts/slurm-up.sh installs Debian's munge and slurm packages as
+#                root if missing; they stay installed) and the real Jaeger
+# Every stage prints a banner with the time since the start, and its duration at
+# the end; a table of all stage durations comes last, also when a stage fails.
+# Each stage's output is also kept in .bin/logs/<stage>.log.
+# Cost (README, "What the test run costs"): on a loaded 2-core machine about 17 min
+# cold before the e2e stage, 5-7 min warm (mostly fuzzing: ~21 s per target);
+# ~4 GB of Go caches.
+#
+# Usage: scripts/test.sh [--stage NAME[,NAME...]]... [--list]
+#   --stage   run only these stages (in the order above), e.g. --stage fuzz or
+#             --stage gofmt,vet,staticcheck
+# Environment:
+#   FUZZTIME          budget per fuzz target (default 20s; a Go duration, or Nx for
+#                     an execution count); FUZZ_PARALLEL workers (default 2)
+#   SKIP_E2E=1        skip the jaeger and e2e stages (refused when CI=true: CI
+#                     must run them; .ci/run sets CI=true)
+#   CI=true           also makes the e2e tests fail instead of skipping when
+#                     something they need is missing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+# shellcheck source=scripts/fuzz-lib.sh
+. "$root/scripts/fuzz-lib.sh"
 export GOFLAGS=${GOFLAGS:-}
-fuzztime=${FUZZTIME:-200000x}
-step() { printf '\n==> %s\n' "$*"; }
 
-if ! command -v go >/dev/null; then
-	echo "go is not installed (needs Go 1.26; see README)" >&2
-	exit 1
-fi
+all_stages=(prereq gofmt vet staticcheck unit fuzz jaeger e2e)
+declare -A describe=(
+	[prereq]="Go toolchain, disk space, valgrind"
+	[gofmt]="gofmt -l on all .go files"
+	[vet]="go vet ./... (root and e2e modules)"
+	[staticcheck]="build .bin/staticcheck (tools/lint pin), run it on the root and e2e modules"
+	[unit]="go test -race -count=1 ./... (root module)"
+	[fuzz]="each fuzz target for a fixed time"
+	[jaeger]="build .bin/jaeger (tools/jaeger pin; cold: several minutes, warm: seconds)"
+	[e2e]="end-to-end tests: real Slurm on localhost, real Jaeger (output streamed, also in .bin/e2e.log)"
+)
 
-step "gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.bin/*'))
-if [ -n "$unformatted" ]; then
-	echo "gofmt would change:" >&2
-	echo "$unformatted" >&2
-	exit 1
-fi
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
 
-step "go vet"
-go vet ./...
-(cd e2e && go vet ./...)
-
-step "staticcheck"
-staticcheck=$(go env GOPATH)/bin/staticcheck
-if [ ! -x "$staticcheck" ]; then
-	go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
-fi
-"$staticcheck" ./...
-(cd e2e && "$staticcheck" ./...)
-
-step "unit tests (race detector)"
-go test -race -count=1 ./...
-
-step "fuzzing, $fuzztime per target"
-for pkg in $(go list ./...); do
-	for target in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
-		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -parallel 2 "$pkg"
-	done
+declare -A want=()
+while (($#)); do
+	case $1 in
+	--stage | --stages)
+		[[ $# -ge 2 ]] || {
+			echo "test.sh: $1 needs a stage name (one of: ${all_stages[*]})" >&2
+			exit 2
+		}
+		IFS=, read -r -a names <<<"$2"
+		for n in "${names[@]}"; do
+			[[ -n ${describe[$n]:-} ]] || {
+				echo "test.sh: unknown stage '$n' (stages: ${all_stages[*]})" >&2
+				exit 2
+			}
+			want[$n]=1
+		done
+		shift 2
+		;;
+	--stage=* | --stages=*)
+		set -- "${1%%=*}" "${1#*=}" "${@:2}"
+		;;
+	--list)
+		for n in "${all_stages[@]}"; do printf '%-12s %s\n' "$n" "${describe[$n]}"; done
+		exit 0
+		;;
+	-h | --help)
+		usage
+		exit 0
+		;;
+	*)
+		echo "test.sh: unknown argument '$1' (see --help)" >&2
+		exit 2
+		;;
+	esac
 done
-
-if [ "${SKIP_E2E:-}" = 1 ] && [ "${CI:-}" != true ]; then
-	echo "SKIP_E2E=1: end-to-end tests not run"
-	exit 0
+if ((${#want[@]} == 0)); then
+	for n in "${all_stages[@]}"; do want[$n]=1; done
 fi
 
-step "build Jaeger (tools/jaeger)"
-bash scripts/build-jaeger.sh
-export JAEGER_BIN="$root/.bin/jaeger"
+if [[ ${SKIP_E2E:-} == 1 ]]; then
+	if [[ ${CI:-} == true ]]; then
+		echo "test.sh: SKIP_E2E=1 is refused when CI=true: CI must run the end-to-end tests; running them" >&2
+	else
+		skip_e2e=1
+	fi
+fi
 
-step "end-to-end tests (real Slurm, real Jaeger)"
-mkdir -p .bin
-(cd e2e && go test -race -count=1 -timeout 30m -v ./...) 2>&1 | tee .bin/e2e.log
-echo "all tests passed"
+fuzztime=${FUZZTIME:-20s}
+fuzz_parallel=${FUZZ_PARALLEL:-2}
+logdir=$root/.bin/logs
+mkdir -p "$logdir"
+
+# ---------------------------------------------------------------- clock, banners, summary
+# SECONDS counts from the start of this script.
+hms() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+stage_order=()
+declare -A stage_result=() stage_secs=()
+stage=
+stage_start=0
+stage_log=/dev/null
+
+stage_begin() { # NAME TICKER_FUNC
+	stage=$1
+	stage_start=$SECONDS
+	stage_log=$logdir/$1.log
+	[[ $1 == e2e ]] && stage_log=$root/.bin/e2e.log
+	: >"$stage_log"
+	stage_order+=("$1")
+	printf '\n==== [+%ds] stage %s: %s\n' "$SECONDS" "$1" "${describe[$1]}"
+	ticker_start "$2"
+}
+stage_end() {
+	ticker_stop
+	local secs=$((SECONDS - stage_start))
+	stage_result[$stage]=ok
+	stage_secs[$stage]=$secs
+	printf -- '---- [+%ds] stage %s: %s in %ds (%s)\n' "$SECONDS" "$stage" "${stage_result[$stage]}" "$secs" "$(hms "$secs")"
+	stage=
+	stage_log=/dev/null
+}
+stage_skip() { # NAME REASON
+	stage_order+=("$1")
+	stage_result[$1]="skipped: $2"
+	printf '\n==== [+%ds] stage %s: skipped (%s)\n' "$SECONDS" "$1" "$2"
+}
+
+summary() {
+	local rc=$1 n
+	((${#stage_order[@]})) || return 0
+	printf '\n==== [+%ds] summary\n' "$SECONDS"
+	printf '  %-12s %9s  %s\n' stage seconds result
+	for n in "${stage_order[@]}"; do
+		if [[ -n ${stage_secs[$n]:-} ]]; then
+			printf '  %-12s %9d  %s\n' "$n" "${stage_secs[$n]}" "${stage_result[$n]}"
+		else
+			printf '  %-12s %9s  %s\n' "$n" - "${stage_result[$n]}"
+		fi
+	done
+	local total=$SECONDS
+	printf '  %-12s %9d  %s\n' total "$total" "$(hms "$total")"
+	if ((rc == 0)); then
+		echo "all selected stages passed (logs: .bin/logs/, .bin/e2e.log)"
+	else
+		echo "FAILED (exit status $rc); logs: .bin/logs/, .bin/e2e.log"
+	fi
+}
+
+on_exit() {
+	local rc=$?
+	ticker_stop
+	if [[ -n $stage ]]; then
+		stage_result[$stage]=FAILED
+		stage_secs[$stage]=$((SECONDS - stage_start))
+		printf -- '---- [+%ds] stage %s: FAILED after %ds\n' "$SECONDS" "$stage" "${stage_secs[$stage]}"
+		((rc != 0)) || rc=1
+	fi
+	summary "$rc"
+	exit "$rc"
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------- heartbeat
+# ticker_start FUNC: calls FUNC every 30 s in the background until ticker_stop
+# (called at the end of each stage and by the EXIT trap, so also on failure
+# and on ^C); it also exits by itself once this script is gone.
+ticker_pid=
+ticker_start() {
+	[[ -z ${ticker_pid:-} ]] || ticker_stop
+	local parent=$$
+	(
+		set +e
+		trap - EXIT
+		s=
+		trap '[[ -n $s ]] && kill "$s" 2>/dev/null; exit 0' TERM
+		while :; do
+			sleep 30 &
+			s=$!
+			wait "$s"
+			s=
+			kill -0 "$parent" 2>/dev/null || exit 0
+			"$@"
+		done
+	) &
+	ticker_pid=$!
+}
+ticker_stop() {
+	[[ -n ${ticker_pid:-} ]] || return 0
+	{
+		kill "$ticker_pid" || true
+		wait "$ticker_pid" || true
+	} 2>/dev/null
+	ticker_pid=
+}
+# quiet_tick: a line when the stage has printed nothing for 30 s (output that
+# goes through run or fuzz_run lands in a log under .bin/: the newest log's
+# modification time is the time of the last output).
+quiet_tick() {
+	local last quiet
+	last=$(stat -c %Y "$logdir"/*.log "$root/.bin/e2e.log" 2>/dev/null | sort -n | tail -n 1)
+	[[ -n $last ]] || return 0
+	quiet=$(($(date +%s) - last))
+	((quiet >= 30)) || return 0
+	printf '.... [+%ds] still running stage %s (%ds so far, no output for %ds)\n' \
+		"$SECONDS" "$stage" $((SECONDS - stage_start)) "$quiet"
+}
+
+# run CMD...: shows the command, runs it (output to the terminal and the stage
+# log), then shows how long it took.
+run() {
+	local t0=$SECONDS rc=0
+	printf '+ %s\n' "$*" | tee -a "$stage_log"
+	"$@" 2>&1 | tee -a "$stage_log" || rc=$?
+	if ((rc == 0)); then
+		printf '  (%ds: %s)\n' $((SECONDS - t0)) "$*"
+	else
+		printf '  (%ds: %s: FAILED, exit status %d)\n' $((SECONDS - t0)) "$*" "$rc"
+	fi
+	return "$rc"
+}
+
+# ---------------------------------------------------------------- stages
+apt_log=$logdir/apt.log
+# apt_install PKG...: apt-get install (one apt-get update and a retry if that fails).
+apt_install() {
+	local -a apt=(env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120
+		install -y --no-install-recommends "$@")
+	timeout 600 "${apt[@]}" </dev/null >>"$apt_log" 2>&1 && return 0
+	echo "apt-get install $* failed; running apt-get update once and retrying (log: $apt_log)"
+	timeout 300 env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 update \
+		</dev/null >>"$apt_log" 2>&1 || true
+	timeout 600 "${apt[@]}" </dev/null >>"$apt_log" 2>&1
+}
+
+stage_prereq() {
+	if ! command -v go >/dev/null; then
+		echo "go is not installed (needs Go 1.26; see README)" >&2
+		return 1
+	fi
+	local cache_dir avail_kb
+	printf '%s, %s CPUs, %s MiB memory; GOMODCACHE=%s GOCACHE=%s\n' "$(go version)" "$(nproc)" \
+		"$(awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo)" "$(go env GOMODCACHE)" "$(go env GOCACHE)"
+	cache_dir=$(go env GOCACHE)
+	while [[ ! -d $cache_dir ]]; do cache_dir=$(dirname "$cache_dir"); done
+	avail_kb=$(df -Pk "$cache_dir" | awk 'NR == 2 {print $4}')
+	if ((avail_kb < 5 * 1024 * 1024)); then
+		echo "WARNING: only $((avail_kb / 1024)) MiB free under $cache_dir; a cold run fills ~4 GB of Go caches"
+	fi
+	# valgrind: needed by a test that measures allocations/instructions.
+	if command -v valgrind >/dev/null; then
+		echo "valgrind: $(command -v valgrind)"
+	elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+		echo "valgrind is missing: installing Debian's valgrind package (apt-get, as root; it stays installed; log: $apt_log)"
+		apt_install valgrind || {
+			echo "apt-get install valgrind failed; see $apt_log" >&2
+			tail -n 20 "$apt_log" >&2 || true
+			return 1
+		}
+		echo "valgrind: installed $(valgrind --version)"
+	else
+		echo "WARNING: valgrind is missing and this is not root (or not Debian): the tests that need it will not run; install it with: apt-get install valgrind"
+	fi
+}
+
+stage_gofmt() {
+	local -a files=()
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		local f
+		while IFS= read -r f; do
+			[[ -f $f ]] && files+=("$f")
+		done < <(git ls-files -co --exclude-standard -- '*.go')
+	else
+		mapfile -t files < <(find . -name '*.go' -not -path './.bin/*')
+	fi
+	echo "+ gofmt -l (${#files[@]} files)"
+	local unformatted
+	unformatted=$(gofmt -l "${files[@]}")
+	if [[ -n $unformatted ]]; then
+		echo "gofmt would change:" >&2
+		echo "$unformatted" >&2
+		return 1
+	fi
+}
+
+stage_vet() {
+	run go vet ./...
+	run go -C e2e vet ./...
+}
+
+stage_staticcheck() {
+	local bin=$root/.bin/staticcheck before after t0=$SECONDS
+	before=$(go tool buildid "$bin" 2>/dev/null || echo none)
+	run go build -C tools/lint -o "$bin" honnef.co/go/tools/cmd/staticcheck
+	after=$(go tool buildid "$bin" 2>/dev/null || echo none)
+	if [[ $before == "$after" ]]; then
+		echo "staticcheck: $bin up to date ($((SECONDS - t0))s)"
+	else
+		echo "staticcheck: built $bin ($("$bin" -version)) in $((SECONDS - t0))s"
+	fi
+	run "$bin" ./...
+	run env -C e2e "$bin" ./...
+}
+
+stage_unit() {
+	run go test -race -count=1 ./...
+}
+
+# rel_pkg IMPORT_PATH: ./carrier for github.com/nemolens/lens-go/carrier, . for the root.
+rel_pkg() {
+	local mod=github.com/nemolens/lens-go
+	case $1 in
+	"$mod") echo . ;;
+	"$mod"/*) echo "./${1#"$mod"/}" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+stage_fuzz() {
+	local -a targets
+	mapfile -t targets < <(fuzz_targets ./...)
+	local n=${#targets[@]} i=0 pkg dir target t0 secs failed=0 spurious=0
+	local -a report=()
+	case $fuzztime in
+	*x) echo "fuzz: $n targets, $fuzztime executions each (FUZZTIME), $fuzz_parallel workers" ;;
+	*)
+		echo "fuzz: $n targets x $fuzztime each (FUZZTIME) = $n x $fuzztime of fuzzing plus one build per package, $fuzz_parallel workers"
+		if [[ $fuzztime =~ ^([0-9]+)s$ ]] && ((n * BASH_REMATCH[1] > 900)); then
+			echo "WARNING: $n targets x $fuzztime is more than 15 min of fuzzing: CI's 90-minute limit needs a smaller FUZZTIME"
+		fi
+		;;
+	esac
+	for line in "${targets[@]}"; do
+		IFS=$'\t' read -r pkg dir target <<<"$line"
+		i=$((i + 1))
+		printf '\n---- [+%ds] fuzz %d/%d: %s in %s, budget %s\n' "$SECONDS" "$i" "$n" "$target" "$pkg" "$fuzztime" | tee -a "$stage_log"
+		t0=$SECONDS
+		if fuzz_run "$pkg" "$dir" "$target" "$fuzztime" "$logdir/fuzz-target.log" \
+			-parallel "$fuzz_parallel" -fuzzminimizetime 5s; then
+			[[ $FUZZ_RESULT == ok ]] || spurious=$((spurious + 1))
+		else
+			failed=$((failed + 1))
+		fi
+		cat "$logdir/fuzz-target.log" >>"$stage_log"
+		secs=$((SECONDS - t0))
+		report+=("$(printf '  %-24s %-40s %4ds  %s' "$target" "$(rel_pkg "$pkg")" "$secs" "$FUZZ_RESULT")")
+	done
+	echo
+	echo "fuzz results (seconds include building the instrumented test binary):"
+	printf '%s\n' "${report[@]}"
+	((spurious == 0)) || echo "fuzz: $spurious target(s) hit golang/go#75804's spurious deadline and were counted as passes"
+	if ((failed)); then
+		echo "fuzz: $failed of $n targets FAILED" >&2
+		return 1
+	fi
+}
+
+jaeger_tick() {
+	local log=$logdir/jaeger-build-v.log compiled downloaded
+	compiled=$(grep -cv '^go: ' "$log" 2>/dev/null) || true
+	downloaded=$(grep -c '^go: downloading ' "$log" 2>/dev/null) || true
+	printf '.... [+%ds] still building Jaeger (%ds): %d packages compiled, %d modules downloaded so far (a cold build compiles ~2100)\n' \
+		"$SECONDS" $((SECONDS - stage_start)) "${compiled:-0}" "${downloaded:-0}"
+}
+
+stage_jaeger() {
+	local vlog=$logdir/jaeger-build-v.log rc=0
+	: >"$vlog"
+	echo "+ scripts/build-jaeger.sh (go build -v output, one line per package compiled: $vlog)"
+	GOFLAGS="${GOFLAGS:+$GOFLAGS }-v" bash scripts/build-jaeger.sh 2>"$vlog" | tee -a "$stage_log" || rc=$?
+	ticker_stop
+	if ((rc != 0)); then
+		echo "Jaeger build failed; last lines of $vlog:" >&2
+		tail -n 40 "$vlog" >&2
+		return "$rc"
+	fi
+}
+
+stage_e2e() {
+	if [[ ! -x $root/.bin/jaeger ]]; then
+		echo "no .bin/jaeger: run the jaeger stage first (scripts/test.sh --stage jaeger,e2e)" >&2
+		return 1
+	fi
+	export JAEGER_BIN="$root/.bin/jaeger"
+	if [[ $(id -u) != 0 ]]; then
+		echo "WARNING: not root: the Slurm tests need root (scripts/slurm-up.sh installs packages and starts daemons)"
+	fi
+	echo "Slurm: scripts/slurm-up.sh installs Debian's munge, slurmctld, slurmd and slurm-client as root when missing (they stay installed)"
+	local -a pkgs failed=()
+	mapfile -t pkgs < <(go -C e2e list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./... | sed '/^$/d')
+	# One package per go test run: with several packages go test buffers each
+	# package's output until it finishes; with one package and -v it streams.
+	local pkg t0 rc
+	for pkg in "${pkgs[@]}"; do
+		printf '\n---- [+%ds] e2e package %s\n' "$SECONDS" "$pkg" | tee -a "$stage_log"
+		t0=$SECONDS
+		rc=0
+		run go -C e2e test -race -count=1 -timeout 30m -v "$pkg" || rc=$?
+		if ((rc != 0)); then
+			failed+=("$pkg")
+		fi
+		printf -- '---- [+%ds] e2e package %s: %s in %ds\n' "$SECONDS" "$pkg" "$( ((rc == 0)) && echo ok || echo FAILED)" $((SECONDS - t0)) | tee -a "$stage_log"
+	done
+	if ((${#failed[@]})); then
+		echo "e2e: FAILED: ${failed[*]} (log: .bin/e2e.log)" >&2
+		return 1
+	fi
+}
+
+# ---------------------------------------------------------------- main
+printf '==== test.sh: stages:'
+for n in "${all_stages[@]}"; do [[ -n ${want[$n]:-} ]] && printf ' %s' "$n"; done
+printf ' (FUZZTIME=%s)\n' "$fuzztime"
+for n in "${all_stages[@]}"; do
+	[[ -n ${want[$n]:-} ]] || continue
+	if [[ ${skip_e2e:-} == 1 && ($n == jaeger || $n == e2e) ]]; then
+		stage_skip "$n" "SKIP_E2E=1"
+		continue
+	fi
+	if [[ $n == jaeger ]]; then
+		stage_begin "$n" jaeger_tick
+	else
+		stage_begin "$n" quiet_tick
+	fi
+	"stage_$n"
+	stage_end
+done

@@ -272,7 +272,7 @@ func TestResourceBinary(t *testing.T) {
 	}
 	for k, want := range map[string]attr.Value{
 		"service.name":        attr.String("nemo"),
-		"service.version":     attr.String("(devel)"),
+		"service.version":     attr.String(binaryVersion(t)),
 		"service.instance.id": attr.String("r-rank2"),
 		"host.gpu.count":      attr.Int64(2),
 	} {

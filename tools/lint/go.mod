@@ -1,0 +1,21 @@
+// Wrapper module that pins the Go tools scripts/test.sh runs (staticcheck) as
+// Go `tool` dependencies. It is a separate module so that the root module's
+// go.mod stays lean (OpenTelemetry only). scripts/test.sh builds the binary
+// into .bin/ with `go build -C tools/lint -o ... honnef.co/go/tools/cmd/staticcheck`:
+// a cold build compiles it once from the module cache, later runs only check
+// that .bin/staticcheck is up to date. Bump with
+//   go -C tools/lint get -tool honnef.co/go/tools/cmd/staticcheck@VERSION
+module github.com/nemolens/lens-go/tools/lint
+
+go 1.26.0
+
+tool honnef.co/go/tools/cmd/staticcheck
+
+require (
+	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
+	golang.org/x/exp/typeparams v0.0.0-20231108232855-2478ac86f678 // indirect
+	golang.org/x/mod v0.41.0 // indirect
+	golang.org/x/sync v0.23.0 // indirect
+	golang.org/x/tools v0.51.0 // indirect
+	honnef.co/go/tools v0.8.2 // indirect
+)
