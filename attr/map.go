@@ -2,6 +2,7 @@ package attr
 
 import (
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -20,6 +21,15 @@ const indexThreshold = 48
 // Map is an insertion-ordered map from string keys to [Value]s, the Go form of
 // the Python dict the reference uses: a repeated assignment replaces the value
 // but keeps the key's first position, and iteration follows that order.
+//
+// Cost: up to 48 keys a lookup scans the entries; above that the map keeps a
+// hash index, so [Map.Get], [Map.Has], [Map.Set], [Map.SetString] and
+// [Map.SetDefault] take constant time (amortised: the entries grow by
+// doubling), and [Map.Update], [Map.Clone], [Map.Equal] and building a map
+// take time linear in the number of entries involved. [Map.Delete] is the
+// exception: it keeps the order by shifting the later entries, which is
+// linear in the size of the map; deleting many keys one by one is therefore
+// quadratic, and a caller that drops many keys should build a new map.
 //
 // The zero Map is empty and ready to use. A nil *Map reads as empty (Len, Get,
 // All, … work) but cannot be written. A Map must not be copied after first use
@@ -54,8 +64,9 @@ func FromStrings(kv ...string) *Map {
 	return m
 }
 
-// WithCapacity returns an empty map with room for n entries.
-func WithCapacity(n int) *Map { return &Map{entries: make([]Entry, 0, n)} }
+// WithCapacity returns an empty map with room for n entries (none if n is
+// negative). The room is only a hint: the map grows past it as needed.
+func WithCapacity(n int) *Map { return &Map{entries: make([]Entry, 0, max(n, 0))} }
 
 // Len returns the number of keys.
 func (m *Map) Len() int {
@@ -102,6 +113,11 @@ func (m *Map) Set(key string, v Value) {
 		m.entries[i].Value = v
 		return
 	}
+	m.add(key, v)
+}
+
+// add appends key, which must be absent.
+func (m *Map) add(key string, v Value) {
 	m.entries = append(m.entries, Entry{Key: key, Value: v})
 	if m.index != nil {
 		m.index[key] = len(m.entries) - 1
@@ -118,31 +134,38 @@ func (m *Map) SetDefault(key string, v Value) bool {
 	if m.find(key) >= 0 {
 		return false
 	}
-	m.Set(key, v)
+	m.add(key, v)
 	return true
 }
 
+// reindex builds the index of all entries, sized for the entries' capacity
+// (which a caller of WithCapacity sized for the map it is building).
 func (m *Map) reindex() {
-	m.index = make(map[string]int, len(m.entries)*2)
+	m.index = make(map[string]int, max(cap(m.entries), 2*len(m.entries)))
 	for i, e := range m.entries {
 		m.index[e.Key] = i
 	}
 }
 
 // Delete removes key and reports whether it was present. The remaining keys
-// keep their relative order.
+// keep their relative order. Delete takes time linear in the number of
+// entries after key, which it shifts (and re-indexes).
 func (m *Map) Delete(key string) bool {
 	i := m.find(key)
 	if i < 0 {
 		return false
 	}
 	m.entries = slices.Delete(m.entries, i, i+1)
-	if m.index != nil {
-		if len(m.entries) > indexThreshold {
-			m.reindex()
-		} else {
-			m.index = nil
-		}
+	if m.index == nil {
+		return true
+	}
+	if len(m.entries) <= indexThreshold {
+		m.index = nil
+		return true
+	}
+	delete(m.index, key)
+	for j := i; j < len(m.entries); j++ {
+		m.index[m.entries[j].Key] = j
 	}
 	return true
 }
@@ -187,18 +210,17 @@ func (m *Map) Clone() *Map {
 	if m == nil {
 		return &Map{}
 	}
-	c := &Map{entries: slices.Clone(m.entries)}
-	if m.index != nil {
-		c.reindex()
-	}
-	return c
+	return &Map{entries: slices.Clone(m.entries), index: maps.Clone(m.index)}
 }
 
 // Update assigns every entry of other in other's order (later wins), like
 // Python's dict.update. A nil other is a no-op.
 func (m *Map) Update(other *Map) {
-	for k, v := range other.All() {
-		m.Set(k, v)
+	if other == nil {
+		return
+	}
+	for _, e := range other.entries {
+		m.Set(e.Key, e.Value)
 	}
 }
 

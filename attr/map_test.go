@@ -321,3 +321,14 @@ func TestMapRandomOps(t *testing.T) {
 		check(t, fmt.Sprint("seed ", seed), m, want, universe)
 	}
 }
+
+func TestWithCapacityNegative(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{-1, -1 << 40, 0, 100} {
+		m := attr.WithCapacity(n) // must not panic
+		m.SetString("k", "v")
+		if m.Len() != 1 {
+			t.Errorf("WithCapacity(%d): Len %d after one Set", n, m.Len())
+		}
+	}
+}

@@ -2,12 +2,16 @@ package carrier_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/carrier/internal/workload"
 )
 
 // benchEntries is a realistic launcher carrier: 24 entries with Slurm keys,
@@ -101,4 +105,371 @@ func BenchmarkExtend(b *testing.B) {
 	for b.Loop() {
 		carrier.Extend(text, defaults, overrides)
 	}
+}
+
+// The scale benchmarks measure cost against the number of entries (1 to
+// 10,000 entries of 10-byte values) and against the value size (10 entries
+// of 10 B to 100 KiB), for each value shape of package workload, side by
+// side with the OpenTelemetry Go SDK's parser (Parse only; the SDK has no
+// formatter) and with a "floor": a single-pass implementation in this file
+// that does the same kind of work without the reference's rules (no
+// trimming, no duplicate handling, no UTF-8 replacement, no validation).
+//
+// Sub-benchmark names are slash-separated key=value fields and end with the
+// implementation, for report scripts:
+//
+//	BenchmarkScaleParse/entries=1000/value=10B/shape=escaped/lens
+//	BenchmarkScaleParse/entries=1000/value=10B/shape=escaped/otel-sdk
+//	BenchmarkScaleParse/entries=1000/value=10B/shape=escaped/floor
+//
+// Value sizes are those of the decoded value; an escaped value's carrier
+// text is about a third longer. Run them with, e.g.,
+//
+//	go test -run '^$' -bench '^BenchmarkScale' -benchtime 200ms ./carrier/
+
+type scaleCase struct {
+	entries, size int
+	shape         workload.Shape
+}
+
+func (c scaleCase) String() string {
+	size := fmt.Sprintf("%dB", c.size)
+	if c.size >= 1<<10 {
+		size = fmt.Sprintf("%dKiB", c.size>>10)
+	}
+	return fmt.Sprintf("entries=%d/value=%s/shape=%s", c.entries, size, c.shape)
+}
+
+// scaleCases returns, for each shape, 1 to 10,000 entries of 10 B, then 10
+// entries of 1 KiB, 16 KiB and 100 KiB.
+func scaleCases(shapes ...workload.Shape) []scaleCase {
+	var cases []scaleCase
+	for _, shape := range shapes {
+		for _, n := range []int{1, 10, 100, 1000, 10000} {
+			cases = append(cases, scaleCase{n, 10, shape})
+		}
+		for _, size := range []int{1 << 10, 16 << 10, 100 << 10} {
+			cases = append(cases, scaleCase{10, size, shape})
+		}
+	}
+	return cases
+}
+
+func BenchmarkScaleParse(b *testing.B) {
+	// The SDK reports each invalid escape to otel.Handle, whose default
+	// handler logs it.
+	prev := otel.GetErrorHandler()
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+	b.Cleanup(func() { otel.SetErrorHandler(prev) })
+	ctx := context.Background()
+	for _, c := range scaleCases(workload.Shapes...) {
+		text := workload.Text(c.entries, c.size, c.shape)
+		b.Run(c.String(), func(b *testing.B) {
+			b.Setenv(carrier.EnvVar, text)
+			b.Run("lens", func(b *testing.B) {
+				if n := carrier.Get(nil).Len(); n != c.entries {
+					b.Fatalf("Parse returned %d entries, want %d", n, c.entries)
+				}
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					carrier.Get(nil)
+				}
+			})
+			b.Run("otel-sdk", func(b *testing.B) {
+				r, err := resource.New(ctx, resource.WithFromEnv())
+				if r.Len() != c.entries {
+					b.Fatalf("the SDK parsed %d attributes, want %d (%v)", r.Len(), c.entries, err)
+				}
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					resource.New(ctx, resource.WithFromEnv())
+				}
+			})
+			b.Run("floor", func(b *testing.B) {
+				if n := len(parseFloor(text)); n != c.entries {
+					b.Fatalf("the floor parsed %d entries, want %d", n, c.entries)
+				}
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					parseFloor(text)
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkScaleFormat(b *testing.B) {
+	for _, c := range scaleCases(workload.Plain, workload.Escaped) {
+		m := workload.Map(c.entries, c.size, c.shape)
+		b.Run(c.String(), func(b *testing.B) {
+			text, dropped := carrier.Format(m)
+			if floor := formatFloor(m); text != floor || dropped != nil {
+				b.Fatalf("Format and the floor disagree (dropped %v)", dropped)
+			}
+			b.Run("lens", func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					carrier.Format(m)
+				}
+			})
+			b.Run("floor", func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					formatFloor(m)
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkScaleExtend(b *testing.B) {
+	overrides := attr.NewMap(
+		attr.Entry{Key: "nv.dl.rank", Value: attr.Int(17)},
+		attr.Entry{Key: "nv.dl.local_rank", Value: attr.Int(1)},
+		attr.Entry{Key: "service.instance.id", Value: attr.String("6f1c2a9e-3b4d-5e8f-9a0b-1c2d3e4f5a6b-17")},
+	)
+	for _, c := range scaleCases(workload.Plain, workload.Escaped) {
+		text := workload.Text(c.entries, c.size, c.shape)
+		b.Run(c.String(), func(b *testing.B) {
+			got, _ := carrier.Extend(text, nil, overrides)
+			if floor := extendFloor(text, overrides); got != floor {
+				b.Fatalf("Extend and the floor disagree")
+			}
+			b.Run("lens", func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					carrier.Extend(text, nil, overrides)
+				}
+			})
+			b.Run("floor", func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					extendFloor(text, overrides)
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkScaleDuplicateKeys(b *testing.B) {
+	for _, c := range scaleCases(workload.Escaped) {
+		text := workload.DupText(c.entries, c.size, c.shape)
+		b.Run(c.String(), func(b *testing.B) {
+			if got, floor := carrier.DuplicateKeys(text), duplicatesFloor(text); len(got) != len(floor) {
+				b.Fatalf("DuplicateKeys found %d, the floor %d", len(got), len(floor))
+			}
+			b.Run("lens", func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					carrier.DuplicateKeys(text)
+				}
+			})
+			b.Run("floor", func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					duplicatesFloor(text)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkScaleCheck checks a parsed carrier as `lens carrier check` does:
+// every key required, two forbidden, duplicates searched in the text.
+func BenchmarkScaleCheck(b *testing.B) {
+	for _, c := range scaleCases(workload.Escaped) {
+		text := workload.DupText(c.entries, c.size, c.shape)
+		attrs := carrier.Parse(text)
+		required := attrs.Keys()
+		forbidden := []string{"slurm.nodelist", workload.Key(0)}
+		b.Run(c.String(), func(b *testing.B) {
+			b.Run("lens", func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					carrier.Check(attrs, required, forbidden, text)
+				}
+			})
+			b.Run("floor", func(b *testing.B) {
+				index := make(map[string]attr.Value, attrs.Len())
+				for k, v := range attrs.All() {
+					index[k] = v
+				}
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					checkFloor(index, required, forbidden, text)
+				}
+			})
+		})
+	}
+}
+
+// The floors.
+
+var floorSafe = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-' || c == '~'
+	}
+	return t
+}()
+
+func floorEncode(b *strings.Builder, s string) {
+	const hex = "0123456789ABCDEF"
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if floorSafe[c] {
+			continue
+		}
+		b.WriteString(s[start:i])
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+		start = i + 1
+	}
+	b.WriteString(s[start:])
+}
+
+func floorUnhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10
+	}
+	return 0xff
+}
+
+// floorDecode turns every %XY with two hex digits into its byte, in one pass.
+func floorDecode(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i >= 0 {
+		b.WriteString(s[:i])
+		s = s[i:]
+		if len(s) >= 3 {
+			if hi, lo := floorUnhex(s[1]), floorUnhex(s[2]); hi|lo < 16 {
+				b.WriteByte(hi<<4 | lo)
+				s = s[3:]
+				i = strings.IndexByte(s, '%')
+				continue
+			}
+		}
+		b.WriteByte('%')
+		s = s[1:]
+		i = strings.IndexByte(s, '%')
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+type floorPair struct{ key, value string }
+
+// parseFloor splits on ',' and '=' and decodes the values.
+func parseFloor(text string) []floorPair {
+	var pairs []floorPair
+	for text != "" {
+		var seg string
+		seg, text, _ = strings.Cut(text, ",")
+		if k, v, ok := strings.Cut(seg, "="); ok {
+			pairs = append(pairs, floorPair{k, floorDecode(v)})
+		}
+	}
+	return pairs
+}
+
+// formatFloor writes key=encoded value for every non-null entry.
+func formatFloor(m *attr.Map) string {
+	var b strings.Builder
+	for k, v := range m.All() {
+		text, ok := v.Text()
+		if !ok {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		floorEncode(&b, text)
+	}
+	return b.String()
+}
+
+// extendFloor re-encodes every segment of text and appends the overrides.
+func extendFloor(text string, overrides *attr.Map) string {
+	var b strings.Builder
+	for text != "" {
+		var seg string
+		seg, text, _ = strings.Cut(text, ",")
+		if k, v, ok := strings.Cut(seg, "="); ok {
+			if b.Len() > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(k)
+			b.WriteByte('=')
+			floorEncode(&b, floorDecode(v))
+		}
+	}
+	for k, v := range overrides.All() {
+		text, _ := v.Text()
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		floorEncode(&b, text)
+	}
+	return b.String()
+}
+
+// duplicatesFloor collects the repeated keys with a hash set.
+func duplicatesFloor(text string) []string {
+	seen := make(map[string]bool)
+	var dups []string
+	for text != "" {
+		var seg string
+		seg, text, _ = strings.Cut(text, ",")
+		if k, _, ok := strings.Cut(seg, "="); ok {
+			if reported, ok := seen[k]; !ok {
+				seen[k] = false
+			} else if !reported {
+				seen[k] = true
+				dups = append(dups, k)
+			}
+		}
+	}
+	return dups
+}
+
+func checkFloor(attrs map[string]attr.Value, required, forbidden []string, text string) (missing, empty, bad, dups []string) {
+	for _, k := range required {
+		if v, ok := attrs[k]; !ok {
+			missing = append(missing, k)
+		} else if v.IsNull() || v.AsString() == "" && v.Kind() == attr.KindString {
+			empty = append(empty, k)
+		}
+	}
+	for _, k := range forbidden {
+		if _, ok := attrs[k]; ok {
+			bad = append(bad, k)
+		}
+	}
+	return missing, empty, bad, duplicatesFloor(text)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -46,6 +48,7 @@ var parseTests = []struct {
 	{"a=\xff,\xfe=b", []string{"a", "\xff", "\xfe", "b"}}, // raw bytes pass through
 	{"a=%C3\xa9", []string{"a", rep + "\xa9"}},
 	{"\u200bk=v", []string{"\u200bk", "v"}},
+	{"a\x00=1, \x00 =2", []string{"a\x00", "1", "\x00", "2"}}, // Parse keeps NUL; Format drops it
 	{"nemo.run.id=exp%2F1%2Cseed%3D7", []string{"nemo.run.id", "exp/1,seed=7"}},
 	{"odd=%2Fpre%2Dencoded, malformed ", []string{"odd", "/pre-encoded"}},
 }
@@ -147,6 +150,17 @@ var formatTests = []struct {
 		{"bad=key", carrier.ErrKeyNotCarried},
 		{"", carrier.ErrKeyNotCarried},
 		{" \u3000", carrier.ErrKeyNotCarried},
+	}},
+	{name: "NUL in keys", in: []attr.Entry{
+		{Key: "a\x00b", Value: attr.String("v")},
+		{Key: " \x00 ", Value: attr.Int(1)},      // trims to "\x00"
+		{Key: "\x00", Value: attr.Null()},        // null first: no report
+		{Key: "nul", Value: attr.String("\x00")}, // a NUL value is encoded
+		{Key: "\x00bad,", Value: attr.String("v")},
+	}, want: "nul=%00", dropped: []dropWant{
+		{"a\x00b", carrier.ErrKeyNotCarried},
+		{" \x00 ", carrier.ErrKeyNotCarried},
+		{"\x00bad,", carrier.ErrKeyNotCarried},
 	}},
 	{name: "invalid utf8", in: []attr.Entry{
 		{Key: "bad", Value: attr.String("\xff")},
@@ -297,4 +311,33 @@ func TestExtend(t *testing.T) {
 		t.Errorf("Extend = %q", got)
 	}
 	checkDropped(t, dropped, []dropWant{{"a", carrier.ErrInvalidUTF8}})
+}
+
+// TestFormatDropsNULKey: no environment variable can hold NUL, so a carrier
+// with a NUL in a key could never reach a child (exec rejects the
+// environment). Format drops such a key, unlike the Python reference, whose
+// carrier then fails on assignment to os.environ.
+func TestFormatDropsNULKey(t *testing.T) {
+	t.Parallel()
+	text, dropped := carrier.Extend("a=1", nil, attr.FromStrings("k\x00", "v"))
+	if text != "a=1" {
+		t.Errorf("Extend = %q, want a=1", text)
+	}
+	checkDropped(t, dropped, []dropWant{{"k\x00", carrier.ErrKeyNotCarried}})
+	if len(dropped) == 1 && !strings.Contains(dropped[0].Err.Error(), "NUL") {
+		t.Errorf("the reason does not name NUL: %v", dropped[0].Err)
+	}
+	// What the rule prevents: exec refuses an environment with NUL in it,
+	// and accepts the carrier Format returns.
+	run := func(carrierText string) error {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = []string{carrier.EnvVar + "=" + carrierText}
+		return cmd.Run()
+	}
+	if err := run("a=1,k\x00=v"); err == nil {
+		t.Errorf("exec accepted an environment variable holding NUL")
+	}
+	if err := run(text); err != nil {
+		t.Errorf("exec with the formatted carrier: %v", err)
+	}
 }

@@ -91,36 +91,52 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 
+		// The rewritten parser returns what the original one did.
+		if old := carrier.OldParse(s); !m.Equal(old) {
+			t.Fatalf("Parse(%q) = %v, the original implementation %v", s, m, old)
+		}
+
 		// Format(Parse(s)) is a fixed point after one round, and that round
-		// loses exactly the values that are not valid UTF-8.
+		// loses exactly the keys that contain NUL and the values that are
+		// not valid UTF-8.
 		t1, dropped := carrier.Format(m)
 		m1 := carrier.Parse(t1)
 		if t2, d2 := carrier.Format(m1); t2 != t1 || d2 != nil {
 			t.Fatalf("not a fixed point: Parse(%q) formats as %q, which re-formats as %q (dropped %v)", s, t1, t2, d2)
 		}
 		want := &attr.Map{}
-		var wantDropped []string
+		var wantDropped []dropWant
 		for k, v := range m.All() {
-			if utf8.ValidString(v.AsString()) {
+			switch {
+			case strings.IndexByte(k, 0) >= 0:
+				wantDropped = append(wantDropped, dropWant{k, carrier.ErrKeyNotCarried})
+			case !utf8.ValidString(v.AsString()):
+				wantDropped = append(wantDropped, dropWant{k, carrier.ErrInvalidUTF8})
+			default:
 				want.Set(k, v)
-			} else {
-				wantDropped = append(wantDropped, k)
 			}
 		}
 		if !m1.Equal(want) {
 			t.Fatalf("Parse(Format(Parse(%q))) = %v, want %v", s, m1, want)
 		}
-		if !slices.Equal(droppedKeys(dropped), wantDropped) {
-			t.Fatalf("Format(Parse(%q)) dropped %v, want %v", s, dropped, wantDropped)
-		}
-		for _, d := range dropped {
-			if !errors.Is(d.Err, carrier.ErrInvalidUTF8) {
-				t.Fatalf("Format(Parse(%q)) dropped %v: a parsed key is always carriable", s, d)
-			}
+		checkDropped(t, dropped, wantDropped)
+
+		// Extend is Format(Compose(Parse(s), …)), here with the original
+		// implementations.
+		defaults := attr.FromStrings("a", "default", "nv.dl.rank", "0")
+		overrides := attr.NewMap(attr.Entry{Key: "b", Value: attr.Null()}, attr.Entry{Key: "c", Value: attr.Int(-1)})
+		got, gotDropped := carrier.Extend(s, defaults, overrides)
+		wantText, wantDroppedOld := carrier.OldFormat(carrier.Compose(carrier.OldParse(s), defaults, overrides))
+		if got != wantText || !slices.Equal(droppedKeys(gotDropped), droppedKeys(wantDroppedOld)) {
+			t.Fatalf("Extend(%q) = %q, %v; the original implementation %q, %v", s, got, gotDropped, wantText, wantDroppedOld)
 		}
 
 		// The checks read segments as Parse does.
-		for _, k := range carrier.DuplicateKeys(s) {
+		dups := carrier.DuplicateKeys(s)
+		if old := carrier.OldDuplicateKeys(s); !slices.Equal(dups, old) {
+			t.Fatalf("DuplicateKeys(%q) = %q, the original implementation %q", s, dups, old)
+		}
+		for _, k := range dups {
 			if !m.Has(k) {
 				t.Fatalf("DuplicateKeys(%q) reports %q, which Parse does not return", s, k)
 			}
@@ -180,7 +196,7 @@ func FuzzFormatRoundTrip(f *testing.F) {
 			name := refTrim(k)
 			text, _ := v.Text()
 			switch {
-			case name == "" || strings.ContainsAny(name, ",="):
+			case name == "" || strings.ContainsAny(name, ",=\x00"):
 				wantDropped = append(wantDropped, dropWant{k, carrier.ErrKeyNotCarried})
 			case !utf8.ValidString(text):
 				wantDropped = append(wantDropped, dropWant{k, carrier.ErrInvalidUTF8})
@@ -191,6 +207,12 @@ func FuzzFormatRoundTrip(f *testing.F) {
 		got, dropped := carrier.Format(m)
 		if back := carrier.Parse(got); !back.Equal(want) {
 			t.Fatalf("Parse(Format(%v)) = %v, want %v (text %q)", m, back, want, got)
+		}
+		if strings.IndexByte(got, 0) >= 0 {
+			t.Fatalf("Format(%v) = %q contains NUL, which no environment variable can hold", m, got)
+		}
+		if old, oldDropped := carrier.OldFormat(m); got != old || !slices.Equal(droppedKeys(dropped), droppedKeys(oldDropped)) {
+			t.Fatalf("Format(%v) = %q, %v; the original implementation %q, %v", m, got, dropped, old, oldDropped)
 		}
 		if want.Len() > 0 && strings.Count(got, ",") != want.Len()-1 {
 			t.Fatalf("Format(%v) = %q: %d entries expected", m, got, want.Len())
@@ -328,6 +350,9 @@ func FuzzDecode(f *testing.F) {
 		if want := refDecode(s); got != want {
 			t.Fatalf("Decode(%q) = %q, reference %q", s, got, want)
 		}
+		if old := carrier.OldDecode(s); got != old {
+			t.Fatalf("Decode(%q) = %q, the original implementation %q", s, got, old)
+		}
 		if isASCII(s) && !utf8.ValidString(got) {
 			t.Fatalf("Decode(%q) = %q is not valid UTF-8", s, got)
 		}
@@ -378,6 +403,156 @@ func FuzzParseInt(f *testing.F) {
 			t.Fatalf("ParseInt(%q) = %d, %v; reference %d", s, got, err, want)
 		case !accept && !errors.Is(err, carrier.ErrNotInteger):
 			t.Fatalf("ParseInt(%q) = %d, %v; reference rejects it", s, got, err)
+		}
+	})
+}
+
+// FuzzManyEntries builds carriers and maps of 40 to 300 entries from the
+// fuzzer's input, so that the paths that only large inputs take are
+// exercised: Format's list of entries beyond its stack and its index of
+// names, the attribute map's hash index (above 48 keys), keys that repeat
+// and keys that collide after trimming. Parse, DuplicateKeys, Format,
+// Extend and Compose must return exactly what the original implementations
+// (export_test.go) return.
+func FuzzManyEntries(f *testing.F) {
+	for _, s := range vectorTexts(f, "parse", "extend", "duplicate_keys") {
+		f.Add(s, uint16(len(s)))
+	}
+	for i, tt := range parseTests {
+		f.Add(tt.in, uint16(i*997))
+	}
+	f.Add("a=1,b=%2C, c =x,novalue,=v,k\x00=nul,u=%C3%A9%E2%82", uint16(0))
+	f.Add("k=v", uint16(0xffff))
+	f.Fuzz(func(t *testing.T, s string, n uint16) {
+		count := 40 + int(n%261)
+		mod := 1 + int(n>>9) // keys repeat every mod segments of one piece
+		pieces := strings.Split(s, ",")
+		var b strings.Builder
+		for i := range count {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			p := pieces[i%len(pieces)]
+			k, v, ok := strings.Cut(p, "=")
+			if !ok {
+				b.WriteString(p)
+				continue
+			}
+			if i%5 == 0 {
+				k = " " + k + "\t"
+			}
+			b.WriteString(k + strconv.Itoa(i/len(pieces)%mod) + "=" + v)
+		}
+		text := b.String()
+
+		parsed := carrier.Parse(text)
+		if old := carrier.OldParse(text); !parsed.Equal(old) {
+			t.Fatalf("Parse(%q) = %v, the original implementation %v", text, parsed, old)
+		}
+		if got, old := carrier.DuplicateKeys(text), carrier.OldDuplicateKeys(text); !slices.Equal(got, old) {
+			t.Fatalf("DuplicateKeys(%q) = %q, the original implementation %q", text, got, old)
+		}
+
+		// A map with every kind of value and keys that trim to the same
+		// name, contain NUL or cannot be carried.
+		m := &attr.Map{}
+		i := 0
+		for k, v := range parsed.All() {
+			switch i % 6 {
+			case 1:
+				k = " " + k
+			case 2:
+				k += "\u3000"
+			case 3:
+				k += "\x00"
+			case 4:
+				k = "\u2003" + k + ","
+			}
+			switch i % 7 {
+			case 0:
+				v = attr.Null()
+			case 1:
+				v = attr.Int(i - 100)
+			case 2:
+				v = attr.Float64(float64(i) / 7)
+			case 3:
+				v = attr.Bool(i%2 == 0)
+			}
+			m.Set(k, v)
+			i++
+		}
+		got, dropped := carrier.Format(m)
+		old, oldDropped := carrier.OldFormat(m)
+		if got != old || !slices.Equal(droppedKeys(dropped), droppedKeys(oldDropped)) {
+			t.Fatalf("Format(%v) = %q, %v; the original implementation %q, %v", m, got, dropped, old, oldDropped)
+		}
+		for j, d := range dropped {
+			if !errors.Is(d.Err, carrier.ErrKeyNotCarried) && !errors.Is(d.Err, carrier.ErrInvalidUTF8) ||
+				errors.Is(d.Err, carrier.ErrKeyNotCarried) != errors.Is(oldDropped[j].Err, carrier.ErrKeyNotCarried) {
+				t.Fatalf("Format(%v) dropped %v, the original implementation %v", m, d, oldDropped[j])
+			}
+		}
+
+		// Defaults and overrides taken from the map: every third entry, and
+		// every fourth.
+		defaults, overrides := &attr.Map{}, &attr.Map{}
+		i = 0
+		for k, v := range m.All() {
+			if i%3 == 0 {
+				defaults.Set(k, v)
+			}
+			if i%4 == 0 {
+				overrides.Set(k, attr.String(strconv.Itoa(i)))
+			}
+			i++
+		}
+		got, dropped = carrier.Extend(text, defaults, overrides)
+		old, oldDropped = carrier.OldFormat(carrier.Compose(carrier.OldParse(text), defaults, overrides))
+		if got != old || !slices.Equal(droppedKeys(dropped), droppedKeys(oldDropped)) {
+			t.Fatalf("Extend(%q) = %q, %v; the original implementation %q, %v", text, got, dropped, old, oldDropped)
+		}
+		composed := carrier.Compose(parsed, defaults, overrides)
+		want := attr.NewMap(slices.Concat(defaults.Entries(), parsed.Entries(), overrides.Entries())...)
+		if !composed.Equal(want) {
+			t.Fatalf("Compose = %v, want %v", composed, want)
+		}
+	})
+}
+
+// FuzzValidUTF8 checks Format's UTF-8 validator against the standard one.
+func FuzzValidUTF8(f *testing.F) {
+	for _, tt := range decodeTests {
+		f.Add(tt.in)
+		f.Add(tt.want + tt.in + tt.want)
+	}
+	f.Add(strings.Repeat("abcdefg\u00e9", 10) + "\xff")
+	f.Add(strings.Repeat("\U0010FFFF12345678", 3) + "\xed\xa0\x80")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := carrier.ValidUTF8(s), utf8.ValidString(s); got != want {
+			t.Fatalf("validUTF8(%q) = %v, utf8.ValidString %v", s, got, want)
+		}
+	})
+}
+
+// FuzzCheckName checks Format's key test (eight bytes at a time) against the
+// rule written plainly.
+func FuzzCheckName(f *testing.F) {
+	for _, s := range []string{"", "a", "a,b", "abcdefgh=", "abcdefghijklmnop\x00", ",", "\x00,", "abcdefg,\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		err := carrier.CheckName(name)
+		switch {
+		case name == "" || strings.ContainsAny(name, ",="):
+			if err != carrier.ErrKeyNotCarried {
+				t.Fatalf("checkName(%q) = %v, want ErrKeyNotCarried", name, err)
+			}
+		case strings.IndexByte(name, 0) >= 0:
+			if !errors.Is(err, carrier.ErrKeyNotCarried) || !strings.Contains(err.Error(), "NUL") {
+				t.Fatalf("checkName(%q) = %v, want the NUL error", name, err)
+			}
+		case err != nil:
+			t.Fatalf("checkName(%q) = %v, want nil", name, err)
 		}
 	})
 }

@@ -28,6 +28,9 @@ func IsSpace(r rune) bool {
 // str.strip() does. strings.TrimSpace alone misses U+001C–U+001F. Bytes that
 // are not valid UTF-8 are never trimmed.
 func TrimSpace(s string) string {
+	if len(s) > 0 && nonSpaceASCII(s[0]) && nonSpaceASCII(s[len(s)-1]) {
+		return s // the common case, without decoding
+	}
 	start := 0
 	for start < len(s) {
 		c := s[start]
@@ -62,6 +65,10 @@ func TrimSpace(s string) string {
 	}
 	return s[start:end]
 }
+
+// nonSpaceASCII reports whether c is an ASCII byte above ' ', which is never
+// a space.
+func nonSpaceASCII(c byte) bool { return '!' <= c && c < utf8.RuneSelf }
 
 // ErrNotInteger is returned (wrapped) by [ParseInt] for text that is not a
 // complete signed ASCII base-10 integer, or that does not fit in int64.

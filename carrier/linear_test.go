@@ -1,0 +1,223 @@
+package carrier_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// linearMaxExcess is how far the instruction ratio of an operation between
+// the large and the small input may exceed the input ratio (16): a linear
+// operation measures about 1 (0.9 to 1.0; fixed costs make it less), a
+// quadratic one about 16 (the canary does), and anything between 1 and 2
+// is within what amortised growth of slices and hash maps can add.
+const linearMaxExcess = 2.0
+
+// linearMeasures is the number of measure functions of the driver.
+const linearMeasures = 18
+
+// linearInputRatio is the ratio of the large input to the small one.
+const linearInputRatio = 16.0
+
+// linearRun is one run of the driver: its flags, and the run it is compared
+// with.
+type linearRun struct {
+	name          string
+	entries, size int
+	baseline      string // name of the small run; "" for the small runs themselves
+}
+
+var linearRuns = []linearRun{
+	{name: "entries=1000", entries: 1000, size: 10},
+	{name: "entries=16000", entries: 16000, size: 10, baseline: "entries=1000"},
+	{name: "value=1KiB", entries: 16, size: 1 << 10},
+	{name: "value=16KiB", entries: 16, size: 16 << 10, baseline: "value=1KiB"},
+}
+
+// TestLinear fails when an operation of the package becomes super-linear in
+// the number of entries or in the size of the values. It counts work instead
+// of timing it: carrier/internal/lineardriver runs every operation (Parse on
+// each value shape, Decode, Encode, Format, Compose, Extend, DuplicateKeys,
+// Malformed, Check, the attr.Map operations) once on generated inputs, under
+// Valgrind's callgrind tool, which counts the instructions executed inside
+// each operation's wrapper function (inclusive of everything it calls, the
+// allocator included; the garbage collector is off in the driver). The driver
+// runs with 1,000 and 16,000 entries of 10-byte values, and with 16 entries
+// of 1 KiB and of 16 KiB escape-heavy values; for each operation the
+// instruction ratio between the large and the small input must be at most
+// linearMaxExcess times the input ratio (16). Instruction counts do not
+// depend on the machine's load, so the bound is not a timed assertion.
+//
+// The driver also measures a deliberately quadratic loop; the test checks
+// that it exceeds the bound, so a broken measurement cannot pass silently.
+//
+// Valgrind (Debian package valgrind) is required when CI=true; elsewhere the
+// test is skipped without it, and with -short.
+func TestLinear(t *testing.T) {
+	ci := os.Getenv("CI") == "true"
+	valgrind, err := exec.LookPath("valgrind")
+	if err != nil {
+		if ci {
+			t.Fatal("valgrind is not installed, and CI=true requires it: install the Debian package valgrind")
+		}
+		t.Skip("valgrind is not installed (Debian package valgrind): instruction-count linearity check skipped")
+	}
+	if testing.Short() && !ci {
+		t.Skip("-short: instruction-count linearity check skipped")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+		if _, statErr := os.Stat(goTool); statErr != nil {
+			if ci {
+				t.Fatalf("the go command is needed to build the driver: %v", err)
+			}
+			t.Skipf("the go command is needed to build the driver: %v", err)
+		}
+	}
+
+	dir := t.TempDir()
+	driver := filepath.Join(dir, "lineardriver")
+	build := exec.Command(goTool, "build", "-race=false", "-o", driver, "./internal/lineardriver")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the driver: %v\n%s", err, out)
+	}
+
+	costs := make(map[string]map[string]int64)
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		errs []string
+		sem  = make(chan struct{}, max(1, runtime.NumCPU()))
+	)
+	for _, run := range linearRuns {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c, err := callgrind(valgrind, driver, dir, run)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %v", run.name, err))
+				return
+			}
+			costs[run.name] = c
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatal(strings.Join(errs, "\n"))
+	}
+
+	for _, run := range linearRuns {
+		if run.baseline == "" {
+			continue
+		}
+		small, large := costs[run.baseline], costs[run.name]
+		names := make([]string, 0, len(small))
+		for name := range small {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		if len(names) != linearMeasures || len(large) != linearMeasures {
+			t.Errorf("callgrind reported %d and %d measure functions, want %d: %v", len(names), len(large), linearMeasures, names)
+		}
+		inputRatio := linearInputRatio
+		for _, name := range names {
+			s, l := small[name], large[name]
+			if s <= 0 || l <= 0 {
+				t.Errorf("%s: %s has no cost (%d, %d)", run.name, name, s, l)
+				continue
+			}
+			ratio := float64(l) / float64(s)
+			excess := ratio / inputRatio
+			t.Logf("%-14s %-28s %13d → %13d instructions: ×%6.2f (%.2f of the input ratio)", run.name, name, s, l, ratio, excess)
+			canary := name == "main.measureQuadraticCanary"
+			switch {
+			case canary && excess <= linearMaxExcess:
+				t.Errorf("%s: the quadratic canary grew only ×%.2f for ×%g input: the measurement cannot detect quadratic work", run.name, ratio, inputRatio)
+			case !canary && excess > linearMaxExcess:
+				t.Errorf("%s: %s is super-linear: ×%.2f instructions for ×%g input (%d → %d), more than %g × the input ratio",
+					run.name, strings.TrimPrefix(name, "main.measure"), ratio, inputRatio, s, l, linearMaxExcess)
+			}
+		}
+	}
+}
+
+// callgrind runs the driver under callgrind and returns the inclusive
+// instruction count of each main.measure* function.
+func callgrind(valgrind, driver, dir string, run linearRun) (map[string]int64, error) {
+	out := filepath.Join(dir, "callgrind."+run.name)
+	cmd := exec.Command(valgrind, "--tool=callgrind", "--callgrind-out-file="+out,
+		"--compress-strings=no", "--compress-pos=no",
+		driver, "-entries", strconv.Itoa(run.entries), "-size", strconv.Itoa(run.size))
+	// Asynchronous preemption signals and extra threads would make the
+	// counts vary from run to run.
+	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1", "GOMAXPROCS=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%v\n%s", err, stderr.String())
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return inclusiveCosts(f)
+}
+
+// inclusiveCosts reads a callgrind profile written with uncompressed names
+// and positions. A call is recorded under its caller (fn=) as
+//
+//	cfn=<callee>
+//	calls=<count> <target position>
+//	<call-site position> <inclusive cost>
+//
+// and the costs of the calls to each main.measure* function from outside the
+// measure functions are summed. When a goroutine's stack grows, callgrind
+// can take the function for one that calls itself and records a nested
+// "main.measureX'2", whose cost is already part of the outer call's; such
+// names are skipped.
+func inclusiveCosts(f *os.File) (map[string]int64, error) {
+	costs := make(map[string]int64)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	caller, callee, inCall := "", "", false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "fn="):
+			caller = strings.TrimPrefix(line, "fn=")
+		case strings.HasPrefix(line, "cfn="):
+			callee = strings.TrimPrefix(line, "cfn=")
+		case strings.HasPrefix(line, "calls="):
+			inCall = true
+		case inCall:
+			inCall = false
+			if !strings.HasPrefix(callee, "main.measure") || strings.Contains(callee, "'") ||
+				strings.HasPrefix(caller, "main.measure") {
+				continue
+			}
+			fields := strings.Fields(line)
+			if len(fields) < 2 {
+				return nil, fmt.Errorf("unexpected call cost line %q", line)
+			}
+			n, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("call cost line %q: %v", line, err)
+			}
+			costs[callee] += n
+		}
+	}
+	return costs, sc.Err()
+}
