@@ -3,7 +3,7 @@
 //
 // It exists because the Python reference works on insertion-ordered dicts
 // whose values may be None, and carrier strings are order-sensitive
-// (SPEC §0): a Go map[string]string can neither keep the order nor tell an
+// (docs/compatibility.md#scope): a Go map[string]string can neither keep the order nor tell an
 // explicit null from the empty string. Conversions to and from OpenTelemetry
 // attributes and resources are provided.
 //

@@ -53,7 +53,7 @@ func (m *Map) KeyValues() []attribute.KeyValue {
 }
 
 // Resource returns a schemaless OpenTelemetry resource holding the map's
-// non-null entries. It is schemaless on purpose (SPEC §11.4): merging it with
+// non-null entries. It is schemaless on purpose (docs/resource.md#sdk-schema-url): merging it with
 // the SDK's detectors or resource.Environment() never raises a schema-URL
 // conflict. An entry with an empty key is dropped by the SDK as invalid.
 func (m *Map) Resource() *resource.Resource {

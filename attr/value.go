@@ -116,7 +116,7 @@ func (v Value) Equal(w Value) bool {
 	return v.kind == w.kind && v.s == w.s && v.n == w.n
 }
 
-// Text returns the value's carrier stringification (SPEC §2.5), the text that
+// Text returns the value's carrier stringification (docs/compatibility.md#value-stringification), the text that
 // is percent-encoded into OTEL_RESOURCE_ATTRIBUTES: strings as they are,
 // booleans as "True"/"False" (Python style), integers in base 10, floats in
 // Python repr form ("1.0", "1e+16", "nan", "-0.0"). ok is false for null,

@@ -15,7 +15,7 @@ import (
 	"github.com/nemolens/lens-go/internal/logx"
 )
 
-// parseTests: SPEC §2.1 and further cases. want holds key/value pairs in
+// parseTests: docs/compatibility.md#carrier-parse and further cases. want holds key/value pairs in
 // order. The inputs also seed FuzzParse.
 var parseTests = []struct {
 	in   string
@@ -238,7 +238,7 @@ func TestFormatManyEntries(t *testing.T) {
 }
 
 // TestFormatLogs checks the warnings of dropped entries: level WARN, the
-// reference's logger name, the key, and the message texts SPEC §2.4 quotes.
+// reference's logger name, the key, and the message texts docs/compatibility.md#carrier-format quotes.
 // Not parallel: it captures the default logger.
 func TestFormatLogs(t *testing.T) {
 	records := capture(t)

@@ -9,13 +9,13 @@ import (
 
 const rep = "\uFFFD"
 
-// decodeTests: every row of SPEC §2.2 plus the maximal-subpart cases. The
+// decodeTests: every row of docs/compatibility.md#percent-decoding plus the maximal-subpart cases. The
 // expectations of the ASCII inputs were checked with CPython 3.11
 // urllib.parse.unquote. The rows also seed FuzzDecode and FuzzParse.
 var decodeTests = []struct {
 	in, want string
 }{
-	// SPEC §2.2 table.
+	// docs/compatibility.md#percent-decoding table.
 	{"%zz%4", "%zz%4"},
 	{"%", "%"},
 	{"%2C%3D%25", ",=%"},

@@ -58,7 +58,7 @@ func vectorFormatEntries(f *testing.F) []attr.Entry {
 	return out
 }
 
-// refTrim is an independent form of the SPEC §2.3 trim, from the written
+// refTrim is an independent form of the docs/compatibility.md#whitespace trim, from the written
 // out set of space_test.go.
 func refTrim(s string) string {
 	return strings.TrimFunc(s, func(r rune) bool { return slices.Contains(pythonSpace, r) })
@@ -185,7 +185,7 @@ func FuzzFormatRoundTrip(f *testing.F) {
 			attr.Entry{Key: k1 + ".b", Value: attr.Bool(b)},
 			attr.Entry{Key: k2 + ".null", Value: attr.Null()},
 		)
-		// The expected result, from the rules of SPEC §2.4: keys trimmed,
+		// The expected result, from the rules of docs/compatibility.md#carrier-format: keys trimmed,
 		// bad keys and invalid UTF-8 dropped, last value at first position.
 		want := &attr.Map{}
 		var wantDropped []dropWant
@@ -223,7 +223,7 @@ func FuzzFormatRoundTrip(f *testing.F) {
 
 var formatFloatSeeds = []float64{0, 1, 0.1, 1e16, 1e-5, 1e15, 1e-4, 5e-324, math.MaxFloat64, -2.5, math.NaN(), math.Inf(1), math.Copysign(0, -1)}
 
-// refDecode is an independent form of SPEC §2.2: ASCII runs unescaped with a
+// refDecode is an independent form of docs/compatibility.md#percent-decoding: ASCII runs unescaped with a
 // regular expression, then decoded by the WHATWG Encoding Standard's UTF-8
 // decoder (which replaces maximal subparts, as Python does).
 func refDecode(s string) string {

@@ -15,7 +15,7 @@ import (
 
 // Set formats attrs and stores the text in env's carrier variable (nil: the
 // process environment), even when the text is empty: the variable then
-// exists with the value "" (SPEC §3.4). It replaces the old value and never
+// exists with the value "" (docs/compatibility.md#composition). It replaces the old value and never
 // merges with it; callers that want to keep current values compose first
 // ([Compose], [Extend]). It returns the stored text and the dropped entries.
 func Set(env environ.Env, attrs *attr.Map) (string, []Dropped, error) {

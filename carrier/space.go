@@ -8,7 +8,7 @@ import (
 )
 
 // IsSpace reports whether r is whitespace for Python's str.strip(): Go's
-// unicode.IsSpace plus the separators U+001C–U+001F (SPEC §2.3). The set is
+// unicode.IsSpace plus the separators U+001C–U+001F (docs/compatibility.md#whitespace). The set is
 // U+0009–U+000D, U+001C–U+0020, U+0085, U+00A0, U+1680, U+2000–U+200A,
 // U+2028, U+2029, U+202F, U+205F and U+3000.
 func IsSpace(r rune) bool {
@@ -74,11 +74,11 @@ func nonSpaceASCII(c byte) bool { return '!' <= c && c < utf8.RuneSelf }
 // complete signed ASCII base-10 integer, or that does not fit in int64.
 var ErrNotInteger = errors.New("expected a base-10 integer")
 
-// ParseInt applies the strict integer rule (SPEC §4): after [TrimSpace], s
+// ParseInt applies the strict integer rule (docs/compatibility.md#integer-rule): after [TrimSpace], s
 // must fully match [+-]?[0-9]+ with ASCII digits only. Underscores, non-ASCII
 // digits, hex or binary prefixes, fractions and exponents are rejected.
 //
-// Divergence from the Python reference (documented, SPEC §4): values outside
+// Divergence from the Python reference (documented, docs/compatibility.md#integer-rule): values outside
 // [-2^63, 2^63-1] are rejected, because OpenTelemetry integers are int64.
 func ParseInt(s string) (int64, error) {
 	t := TrimSpace(s)

@@ -10,7 +10,7 @@ import (
 	"github.com/nemolens/lens-go/carrier"
 )
 
-// pythonSpace is the SPEC §2.3 set, written out: the characters for which
+// pythonSpace is the docs/compatibility.md#whitespace set, written out: the characters for which
 // CPython's str.isspace() is true (and which str.strip() removes).
 var pythonSpace = []rune{
 	0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680,
@@ -90,7 +90,7 @@ func TestTrimSpace(t *testing.T) {
 	}
 }
 
-// parseIntTests: the SPEC §4 table plus the int64 bounds. ok false means
+// parseIntTests: the docs/compatibility.md#integer-rule table plus the int64 bounds. ok false means
 // rejected. They also seed FuzzParseInt.
 var parseIntTests = []struct {
 	in   string

@@ -51,7 +51,7 @@ const (
 )
 
 // GPU returns the identity of the GPU this worker uses (the reference's
-// detect_gpu, SPEC §9; provisional). It is not called by [All]; consumers
+// detect_gpu, docs/detection.md#type-reconstruction-keys; provisional). It is not called by [All]; consumers
 // call it.
 //
 // The local rank is the one of [WithLocalRank] when given, else LOCAL_RANK, else

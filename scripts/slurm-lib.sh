@@ -3,7 +3,8 @@
 #
 # A throwaway Slurm cluster on localhost for the end-to-end tests: a private
 # munged, one slurmctld and one slurmd per node, all state in one directory.
-# See shared/notes/e2e-slurm.md (§2–§4) for why things are done this way.
+# Why things are done this way (packages, private daemons on loopback, state in a
+# temporary directory) is explained in e2e/internal/slurm/cluster.go.
 #
 # Rules kept here:
 #   * every daemon is started in its foreground mode, detached with setsid and
