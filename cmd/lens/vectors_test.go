@@ -23,7 +23,7 @@ import (
 )
 
 // The conformance vectors run through the built binary, as
-// testdata/conformance/README.md ("Running the vectors through the lens CLI")
+// testdata/conformance/README.md#cli ("Through the lens command")
 // describes: each command in an environment of PATH plus the vector's env.
 // Every vector is also run through the library in-process, and the CLI must
 // agree with both the vector and the library.
