@@ -43,7 +43,7 @@ func ExampleDetector() {
 		lensconv.NVDLRank, lensconv.NemoRunID, lensconv.SlurmClusterName,
 	} {
 		v, _ := res.Set().Value(key)
-		fmt.Printf("%s = %s (%s)\n", key, v.Emit(), v.Type())
+		fmt.Printf("%s = %s (%s)\n", key, v.String(), v.Type())
 	}
 	// Output:
 	// service.namespace = training (STRING)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -107,8 +108,10 @@ type leakResult struct {
 type faultResult struct {
 	Setup, Shutdown time.Duration
 	ShutdownErr     string
+	Refused         bool // the Shutdown error wraps lens.ErrCollectorRefused
+	Deadline        bool // the Shutdown error is the deadline's
 	Spans           int
-	Dropped         int64
+	Counts          lens.SpanCounts
 }
 
 // TestHelperProcess is the child side of the process tests. It does
@@ -224,8 +227,10 @@ func helperFault(t *testing.T) faultResult {
 	r.Shutdown = time.Since(start)
 	if err != nil {
 		r.ShutdownErr = err.Error()
+		r.Refused = errors.Is(err, lens.ErrCollectorRefused)
+		r.Deadline = errors.Is(err, context.DeadlineExceeded)
 	}
-	r.Dropped = h.SpanCounts().Dropped
+	r.Counts = h.SpanCounts()
 	return r
 }
 
@@ -302,8 +307,10 @@ func closedPort(t *testing.T) string {
 
 // TestCollectorDown: with nothing listening on the OTLP endpoint, Setup
 // returns promptly, telemetry is produced without blocking, and Shutdown
-// with a 2 s deadline returns. Durations are reported, not asserted; a hang
-// fails the test through the child's 60 s limit.
+// with a 2 s deadline returns — with an error wrapping ErrCollectorRefused,
+// not the deadline's — and the span accounting holds every one of the 100
+// spans as failed or dropped, none pending. Durations are reported, not
+// asserted; a hang fails the test through the child's 60 s limit.
 func TestCollectorDown(t *testing.T) {
 	t.Parallel()
 	for _, protocol := range []string{lens.ProtocolGRPC, lens.ProtocolHTTPProtobuf} {
@@ -314,10 +321,13 @@ func TestCollectorDown(t *testing.T) {
 				"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + closedPort(t),
 				"OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
 			}, &r)
-			t.Logf("%s: Setup %v; %d spans; Shutdown(2 s deadline) returned after %v (err %q); dropped %d",
-				protocol, r.Setup, r.Spans, r.Shutdown, r.ShutdownErr, r.Dropped)
-			if r.Spans != 100 {
-				t.Errorf("%d spans created", r.Spans)
+			t.Logf("%s: Setup %v; %d spans; Shutdown(2 s deadline) returned after %v (err %q); counts %+v",
+				protocol, r.Setup, r.Spans, r.Shutdown, r.ShutdownErr, r.Counts)
+			if c := r.Counts; c.Ended != int64(r.Spans) || c.Exported != 0 || c.Failed+c.Dropped != c.Ended || c.Pending != 0 {
+				t.Errorf("span accounting %+v after %d spans: want every span failed or dropped, none pending", c, r.Spans)
+			}
+			if !r.Refused || r.Deadline {
+				t.Errorf("Shutdown error %q: wraps ErrCollectorRefused %v (want true), deadline %v (want false)", r.ShutdownErr, r.Refused, r.Deadline)
 			}
 		})
 	}

@@ -292,15 +292,27 @@ func TestBeginWaitsForAnotherGoroutine(t *testing.T) {
 // done fails, even when nothing else is published (and never races between
 // the two outcomes). A nested Begin never waits, so its context's state
 // does not matter.
+//
+// Not parallel, and the guard is taken and released before every attempt:
+// the regression it guards against (a select that picks the free guard or
+// the done context at random) shows only while the guard is free, which a
+// parallel publishing test would make a matter of luck. With the guard free,
+// each of the 200 attempts catches it with probability 1/2.
 func TestBeginDoneContext(t *testing.T) {
-	t.Parallel()
 	env := environ.Map{}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for range 50 {
+	for range 200 {
+		_, free, _, err := carrier.Begin(context.Background(), env, rank(0))
+		if err != nil {
+			t.Fatalf("Begin: %v", err)
+		}
+		if err := free.End(); err != nil {
+			t.Fatal(err)
+		}
 		if _, p, _, err := carrier.Begin(ctx, env, rank(1)); !errors.Is(err, context.Canceled) || p != nil {
 			p.End() // never leave the guard taken
-			t.Fatalf("Begin with a cancelled context = %v, %v", p, err)
+			t.Fatalf("Begin with a cancelled context and a free guard = %v, %v", p, err)
 		}
 	}
 	wantState(t, "after", env, "<unset>")

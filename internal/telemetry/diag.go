@@ -24,11 +24,17 @@ import (
 //     not printed);
 //   - values are never printed: the internal logger's key/value pairs keep
 //     their keys only (the OTLP exporters log the offending header value,
-//     secrets included, when OTEL_EXPORTER_OTLP_HEADERS is malformed), and
-//     credentials in URLs (scheme://user:password@host) are masked;
+//     secrets included, when OTEL_EXPORTER_OTLP_HEADERS is malformed), an
+//     invalid URL escape is not quoted (it is part of that value), the
+//     exporters' "invalid NAME value VALUE: …" reports keep the name only,
+//     and credentials in URLs (scheme://user:password@host) are masked;
 //   - the SDK's reports about its own parse of OTEL_RESOURCE_ATTRIBUTES
-//     (partial resource, invalid URL escape) are DEBUG: Lens decodes the
-//     carrier itself and that is the resource it exports.
+//     (partial resource, invalid URL escape) are DEBUG, once whatever their
+//     wording: Lens decodes the carrier itself and that is the resource it
+//     exports;
+//   - the SDK's reports about the numeric settings it reads again after
+//     Setup has validated them (OTEL_METRIC_EXPORT_*, the OTLP timeouts)
+//     are DEBUG: Setup has warned once and passes the value it uses.
 type Diagnostics struct {
 	logger *slog.Logger // nil: slog.Default() at call time
 
@@ -68,20 +74,27 @@ func (d *Diagnostics) Handle(err error) {
 		return
 	}
 	msg := Redact(err.Error())
+	if sdkResourceParse(err) {
+		// Once, whatever the wording: the SDK reports the same carrier
+		// once per provider it builds, with and without a prefix.
+		if d.first(sdkResourceParseKey) {
+			logx.Logger(d.logger, logx.Providers).Debug("the OpenTelemetry SDK's own parse of OTEL_RESOURCE_ATTRIBUTES reported a problem; "+
+				"Lens decodes the carrier itself (see lens carrier check)", "error", msg)
+		}
+		return
+	}
 	if !d.first(msg) {
 		return
 	}
-	l := logx.Logger(d.logger, logx.Providers)
-	if sdkResourceParse(err) {
-		l.Debug("the OpenTelemetry SDK's own parse of OTEL_RESOURCE_ATTRIBUTES reported a problem; "+
-			"Lens decodes the carrier itself (see lens carrier check)", "error", msg)
-		return
-	}
-	l.Warn("OpenTelemetry: "+msg, "error", msg)
+	logx.Logger(d.logger, logx.Providers).Warn("OpenTelemetry: "+msg, "error", msg)
 }
 
 // Report logs err at WARN once (an export that failed in the background).
 func (d *Diagnostics) Report(err error) { d.Handle(err) }
+
+// sdkResourceParseKey is the key under which the SDK's reports about its
+// parse of OTEL_RESOURCE_ATTRIBUTES are counted (they are logged once).
+const sdkResourceParseKey = "\x00sdk resource parse"
 
 // sdkResourceParse reports whether err comes from the SDK's parse of
 // OTEL_RESOURCE_ATTRIBUTES.
@@ -95,8 +108,19 @@ func sdkResourceParse(err error) bool {
 
 var userinfo = regexp.MustCompile(`(://)[^/@\s]+@`)
 
-// Redact masks credentials in URLs (scheme://user:password@host).
+// invalidSetting matches the OTLP exporters' reports of a variable they
+// cannot use, "invalid NAME value VALUE: REASON" (otlploggrpc and
+// otlploghttp, v0.23.0): VALUE, and REASON, which quotes it, are the raw
+// text of the variable — an authorization header, for
+// OTEL_EXPORTER_OTLP_HEADERS.
+var invalidSetting = regexp.MustCompile(`^invalid (OTEL_[A-Za-z0-9_]+) value `)
+
+// Redact masks credentials in URLs (scheme://user:password@host) and
+// drops the value of a variable the exporters report as invalid.
 func Redact(s string) string {
+	if m := invalidSetting.FindStringSubmatch(s); m != nil {
+		return "invalid " + m[1] + " value (the value is not shown: it may hold secrets)"
+	}
 	if !strings.Contains(s, "@") {
 		return s
 	}
@@ -142,12 +166,47 @@ func (s *sink) Info(level int, msg string, kv ...any) {
 
 func (s *sink) Error(err error, msg string, kv ...any) {
 	text := "OpenTelemetry: " + Redact(msg) + keysOf(kv)
-	if err != nil {
+	var ue url.EscapeError
+	switch {
+	case errors.As(err, &ue):
+		// The escape quotes the value it was found in (a header value).
+		text += ": invalid URL escape (not shown)"
+	case err != nil:
 		text += ": " + Redact(err.Error())
+	}
+	if name, ok := rereadSetting(msg, kv); ok {
+		// Setup has reported this variable once already, and passes the
+		// value it uses to the SDK explicitly.
+		logx.Logger(s.d.logger, logx.Providers).Debug(text+"; lens reads this setting itself and warned about it", "variable", name)
+		return
 	}
 	if s.d.first(text) {
 		logx.Logger(s.d.logger, logx.Providers).Warn(text)
 	}
+}
+
+// rereadSetting reports whether an SDK error is its own reading of a
+// numeric setting that ReadSettings validates (and warns about, once) and
+// that Setup passes to the SDK as an explicit option: the periodic metric
+// reader's OTEL_METRIC_EXPORT_* ("parse duration", "duration overflows
+// time.Duration", with the variable as "environment variable"; sdk/metric
+// v1.47.0), and the OTLP exporters' timeouts ("parse duration" with the
+// value as "input": the only durations the exporters read are
+// OTEL_EXPORTER_OTLP[_<SIGNAL>]_TIMEOUT).
+func rereadSetting(msg string, kv []any) (string, bool) {
+	for i := 0; i+1 < len(kv); i += 2 {
+		switch k, _ := kv[i].(string); k {
+		case "environment variable":
+			if name, _ := kv[i+1].(string); name == "OTEL_METRIC_EXPORT_INTERVAL" || name == "OTEL_METRIC_EXPORT_TIMEOUT" {
+				return name, true
+			}
+		case "input":
+			if msg == "parse duration" {
+				return "OTEL_EXPORTER_OTLP_*TIMEOUT", true
+			}
+		}
+	}
+	return "", false
 }
 
 func (s *sink) WithValues(...any) logr.LogSink { return s }

@@ -19,8 +19,12 @@ import (
 // watched by g: g's dialer, unless a proxy is configured for gRPC
 // (https_proxy, HTTPS_PROXY, grpc_proxy in env: gRPC applies a proxy only
 // with its own dialer), in which case the exporter keeps gRPC's dialer and
-// its final exports are bounded by their deadline only.
+// its final exports are bounded by their deadline only. A nil guard has
+// none.
 func (g *RefusalGuard) DialOptions(env environ.Lookuper) []grpc.DialOption {
+	if g == nil {
+		return nil
+	}
 	for _, name := range [...]string{"https_proxy", "HTTPS_PROXY", "grpc_proxy"} {
 		if v, _ := env.LookupEnv(name); v != "" {
 			return nil

@@ -85,15 +85,18 @@ func (g *RefusalGuard) Final() {
 
 // Export runs fn. In final mode it is cancelled with ErrCollectorRefused as
 // soon as a connection attempt is refused, and not run at all when the last
-// attempt was refused and a quick new attempt is refused too.
+// attempt was refused and a quick new attempt is refused too. In every mode,
+// and for a nil guard (OTLP/HTTP, whose exporters do not retry a refused
+// connection), an error of fn caused by a refused connection wraps
+// ErrCollectorRefused.
 func (g *RefusalGuard) Export(ctx context.Context, fn func(context.Context) error) error {
 	if g == nil {
-		return fn(ctx)
+		return refusedError(fn(ctx))
 	}
 	g.mu.Lock()
 	if !g.isFinal {
 		g.mu.Unlock()
-		return fn(ctx)
+		return refusedError(fn(ctx))
 	}
 	refused, addr := g.lastRefused, g.lastAddr
 	g.mu.Unlock()
@@ -120,7 +123,16 @@ func (g *RefusalGuard) Export(ctx context.Context, fn func(context.Context) erro
 	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrCollectorRefused) {
 		return cause
 	}
-	return err
+	return refusedError(err)
+}
+
+// refusedError wraps ErrCollectorRefused around an error caused by a refused
+// connection (ECONNREFUSED) that does not wrap it yet.
+func refusedError(err error) error {
+	if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, ErrCollectorRefused) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrCollectorRefused, err)
 }
 
 func (g *RefusalGuard) refusal() error {

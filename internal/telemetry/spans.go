@@ -70,7 +70,7 @@ type spanPipeline struct {
 	abort    context.CancelFunc // cancels the export in progress
 	workCtx  context.Context
 
-	ended, exported, dropped, failed atomic.Int64
+	ended, exported, dropped, failed atomic.Int64 // changed under mu only, so that Counts is exact
 	shutdownErr                      error
 }
 
@@ -96,10 +96,11 @@ func newSpanPipeline(exp sdktrace.SpanExporter, res *resource.Resource, s *Setti
 
 // Counts returns the accounting now.
 func (p *spanPipeline) Counts() SpanCounts {
-	// Read the settled counters before ended, so that a span that ends
-	// concurrently can only make Pending larger, never negative.
-	c := SpanCounts{Exported: p.exported.Load(), Dropped: p.dropped.Load(), Failed: p.failed.Load()}
-	c.Ended = p.ended.Load()
+	// The counters change only under p.mu, so this is one consistent
+	// snapshot: Pending is exactly the spans queued or being exported.
+	p.mu.Lock()
+	c := SpanCounts{Ended: p.ended.Load(), Exported: p.exported.Load(), Dropped: p.dropped.Load(), Failed: p.failed.Load()}
+	p.mu.Unlock()
 	c.Pending = c.Ended - c.Exported - c.Dropped - c.Failed
 	return c
 }
@@ -113,8 +114,8 @@ func (p *spanPipeline) OnEnd(s sdktrace.ReadOnlySpan) {
 	p.mu.Lock()
 	p.ended.Add(1)
 	if p.stopping || len(p.queue)-p.head >= p.maxQueue {
-		p.mu.Unlock()
 		p.dropped.Add(1)
+		p.mu.Unlock()
 		return
 	}
 	p.queue = append(p.queue, s)
@@ -211,9 +212,9 @@ func (p *spanPipeline) abandonQueued() {
 	clear(p.queue[p.head:])
 	p.queue, p.head = p.queue[:0], 0
 	p.settled += uint64(n)
+	p.failed.Add(int64(n))
 	p.broadcastLocked()
 	p.mu.Unlock()
-	p.failed.Add(int64(n))
 }
 
 func (p *spanPipeline) broadcastLocked() {
@@ -280,12 +281,12 @@ func (p *spanPipeline) exportBatch(all bool) bool {
 
 	err := p.export(batch)
 
+	p.mu.Lock()
 	if err != nil {
 		p.failed.Add(int64(n))
 	} else {
 		p.exported.Add(int64(n))
 	}
-	p.mu.Lock()
 	p.settled += uint64(n)
 	p.broadcastLocked()
 	final := p.stopping
@@ -307,10 +308,8 @@ func (p *spanPipeline) export(batch []sdktrace.ReadOnlySpan) error {
 		defer cancel()
 	}
 	spans := withResource(batch, p.res)
-	if p.guard != nil {
-		return p.guard.Export(ctx, func(ctx context.Context) error { return p.exp.ExportSpans(ctx, spans) })
-	}
-	return p.exp.ExportSpans(ctx, spans)
+	// A nil guard runs the export as it is (and marks a refused connection).
+	return p.guard.Export(ctx, func(ctx context.Context) error { return p.exp.ExportSpans(ctx, spans) })
 }
 
 // withResource returns spans with every resource replaced by res (the SDK's

@@ -1,0 +1,393 @@
+// Package collectortest provides real OTLP receivers for the fault tests of
+// lens-go: an OTLP/HTTP server and an OTLP/gRPC server (real listeners on
+// 127.0.0.1) that count requests per signal, keep what they receive, and
+// answer, fail or hang as asked; a TCP listener that accepts connections and
+// never answers; and an address that refuses connections. It is imported by
+// tests only.
+package collectortest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// Mode is how a collector answers exports.
+type Mode int
+
+const (
+	// OK accepts every export.
+	OK Mode = iota
+	// Fail answers every export with an error that the exporters do not
+	// retry: HTTP 500, gRPC Internal.
+	Fail
+	// Hang never answers (until the collector is closed at the end of the
+	// test).
+	Hang
+)
+
+func (m Mode) String() string {
+	switch m {
+	case OK:
+		return "ok"
+	case Fail:
+		return "fail"
+	case Hang:
+		return "hang"
+	}
+	return "mode?"
+}
+
+// Signals, as the collectors count them.
+const (
+	Traces  = "traces"
+	Metrics = "metrics"
+	Logs    = "logs"
+)
+
+// Collector is an OTLP receiver. Its methods are safe for concurrent use.
+type Collector struct {
+	// Endpoint is the value for OTEL_EXPORTER_OTLP_ENDPOINT
+	// ("http://127.0.0.1:PORT"; plain text for both protocols).
+	Endpoint string
+
+	mode Mode
+	stop chan struct{} // closed at cleanup: hanging handlers return
+
+	mu       sync.Mutex
+	requests map[string]int
+	payloads [][]byte
+	headers  []map[string][]string
+	spans    []*tracepb.Span
+}
+
+func newCollector(mode Mode) *Collector {
+	return &Collector{mode: mode, stop: make(chan struct{}), requests: map[string]int{}}
+}
+
+// Requests returns the number of export requests received for signal
+// (Traces, Metrics, Logs), whatever the answer was.
+func (c *Collector) Requests(signal string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.requests[signal]
+}
+
+// Payloads returns every export request received, serialised (the HTTP
+// body, uncompressed; the gRPC request, marshalled again).
+func (c *Collector) Payloads() [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([][]byte(nil), c.payloads...)
+}
+
+// Headers returns the request headers (HTTP) or metadata (gRPC) of every
+// request, keys in lower case.
+func (c *Collector) Headers() []map[string][]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]map[string][]string(nil), c.headers...)
+}
+
+// Spans returns the spans of the trace exports received.
+func (c *Collector) Spans() []*tracepb.Span {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*tracepb.Span(nil), c.spans...)
+}
+
+// Contains reports whether any payload or any header value holds s.
+func (c *Collector) Contains(s string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.payloads {
+		if bytes.Contains(p, []byte(s)) {
+			return true
+		}
+	}
+	for _, h := range c.headers {
+		for k, vs := range h {
+			if strings.Contains(k, s) {
+				return true
+			}
+			for _, v := range vs {
+				if strings.Contains(v, s) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (c *Collector) record(signal string, payload []byte, header map[string][]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.requests[signal]++
+	c.payloads = append(c.payloads, payload)
+	c.headers = append(c.headers, header)
+	if signal == Traces {
+		var req coltracepb.ExportTraceServiceRequest
+		if proto.Unmarshal(payload, &req) == nil {
+			for _, rs := range req.ResourceSpans {
+				for _, ss := range rs.ScopeSpans {
+					c.spans = append(c.spans, ss.Spans...)
+				}
+			}
+		}
+	}
+}
+
+// NewHTTP starts an OTLP/HTTP (protobuf) collector answering as mode,
+// closed when the test ends.
+func NewHTTP(t testing.TB, mode Mode) *Collector {
+	t.Helper()
+	c := newCollector(mode)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(c.serveHTTP)}
+	go func() { _ = srv.Serve(l) }()
+	c.Endpoint = "http://" + l.Addr().String()
+	t.Cleanup(func() {
+		close(c.stop)
+		_ = srv.Close()
+	})
+	return c
+}
+
+func (c *Collector) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	var signal string
+	var response proto.Message
+	switch r.URL.Path {
+	case "/v1/traces":
+		signal, response = Traces, &coltracepb.ExportTraceServiceResponse{}
+	case "/v1/metrics":
+		signal, response = Metrics, &colmetricspb.ExportMetricsServiceResponse{}
+	case "/v1/logs":
+		signal, response = Logs, &collogspb.ExportLogsServiceResponse{}
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	var body io.Reader = r.Body
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body = zr
+	}
+	payload, err := io.ReadAll(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	header := map[string][]string{}
+	for k, v := range r.Header {
+		header[strings.ToLower(k)] = v
+	}
+	c.record(signal, payload, header)
+	switch c.mode {
+	case Fail:
+		http.Error(w, "collectortest: failing on purpose", http.StatusInternalServerError)
+		return
+	case Hang:
+		select {
+		case <-r.Context().Done():
+		case <-c.stop:
+		}
+		return
+	}
+	out, _ := proto.Marshal(response)
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(out)
+}
+
+// NewGRPC starts an OTLP/gRPC collector (plain text) answering as mode,
+// closed when the test ends.
+func NewGRPC(t testing.TB, mode Mode) *Collector {
+	t.Helper()
+	c := newCollector(mode)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	coltracepb.RegisterTraceServiceServer(srv, traceService{c: c})
+	colmetricspb.RegisterMetricsServiceServer(srv, metricsService{c: c})
+	collogspb.RegisterLogsServiceServer(srv, logsService{c: c})
+	go func() { _ = srv.Serve(l) }()
+	c.Endpoint = "http://" + l.Addr().String()
+	t.Cleanup(func() {
+		close(c.stop)
+		srv.Stop()
+	})
+	return c
+}
+
+// answer records a gRPC export and answers it as the mode says.
+func (c *Collector) answer(ctx context.Context, signal string, req proto.Message) error {
+	payload, _ := proto.Marshal(req)
+	header := map[string][]string{}
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		for k, v := range md {
+			header[strings.ToLower(k)] = v
+		}
+	}
+	c.record(signal, payload, header)
+	switch c.mode {
+	case Fail:
+		return status.Error(codes.Internal, "collectortest: failing on purpose")
+	case Hang:
+		select {
+		case <-ctx.Done():
+		case <-c.stop:
+		}
+		return status.Error(codes.Unavailable, "collectortest: closed")
+	}
+	return nil
+}
+
+type traceService struct {
+	coltracepb.UnimplementedTraceServiceServer
+	c *Collector
+}
+
+func (s traceService) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	if err := s.c.answer(ctx, Traces, req); err != nil {
+		return nil, err
+	}
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+type metricsService struct {
+	colmetricspb.UnimplementedMetricsServiceServer
+	c *Collector
+}
+
+func (s metricsService) Export(ctx context.Context, req *colmetricspb.ExportMetricsServiceRequest) (*colmetricspb.ExportMetricsServiceResponse, error) {
+	if err := s.c.answer(ctx, Metrics, req); err != nil {
+		return nil, err
+	}
+	return &colmetricspb.ExportMetricsServiceResponse{}, nil
+}
+
+type logsService struct {
+	collogspb.UnimplementedLogsServiceServer
+	c *Collector
+}
+
+func (s logsService) Export(ctx context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
+	if err := s.c.answer(ctx, Logs, req); err != nil {
+		return nil, err
+	}
+	return &collogspb.ExportLogsServiceResponse{}, nil
+}
+
+// New starts a collector for protocol ("grpc" or "http/protobuf").
+func New(t testing.TB, protocol string, mode Mode) *Collector {
+	t.Helper()
+	if protocol == "grpc" {
+		return NewGRPC(t, mode)
+	}
+	return NewHTTP(t, mode)
+}
+
+// Silent starts a TCP listener that accepts every connection and never
+// reads or writes a byte, closed when the test ends, and returns its
+// endpoint ("http://127.0.0.1:PORT").
+func Silent(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return "http://" + l.Addr().String()
+}
+
+// Refused returns an endpoint ("http://127.0.0.1:PORT") on which nothing
+// listens: connecting to it is refused.
+func Refused(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + addr
+}
+
+// SpanAttr returns the value of the span attribute key as a Go value
+// (string, int64, bool, float64, []any) and whether it is there.
+func SpanAttr(s *tracepb.Span, key string) (any, bool) {
+	for _, kv := range s.Attributes {
+		if kv.Key == key {
+			return anyValue(kv.Value), true
+		}
+	}
+	return nil, false
+}
+
+func anyValue(v *commonpb.AnyValue) any {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		return x.StringValue
+	case *commonpb.AnyValue_IntValue:
+		return x.IntValue
+	case *commonpb.AnyValue_BoolValue:
+		return x.BoolValue
+	case *commonpb.AnyValue_DoubleValue:
+		return x.DoubleValue
+	case *commonpb.AnyValue_ArrayValue:
+		var out []any
+		for _, e := range x.ArrayValue.GetValues() {
+			out = append(out, anyValue(e))
+		}
+		return out
+	}
+	return nil
+}
