@@ -120,7 +120,7 @@ func NewResource(ctx context.Context, cfg Config, opts ...Option) (*resource.Res
 // exportedAttributes is the attribute map of the exported resource for cfg
 // (whose run id it fills).
 func exportedAttributes(ctx context.Context, cfg Config, o *options) (*attr.Map, error) {
-	tc := telemetry.FillRunID(telemetry.Config(cfg), o.t.Env, o.t.Explain)
+	tc := o.t.FillRunID(telemetry.Config(cfg))
 	base := telemetry.SDKAttributes()
 	return telemetry.ResourceAttributes(ctx, tc, &o.t, base[:], true)
 }

@@ -204,7 +204,7 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 		logx.Logger(o.t.Logger, logx.Providers).Warn(w)
 	}
 
-	cfg = Config(telemetry.FillRunID(telemetry.Config(cfg), o.t.Env, o.t.Explain))
+	cfg = Config(o.t.FillRunID(telemetry.Config(cfg)))
 	base := telemetry.SDKAttributes()
 	attrs, err := telemetry.ResourceAttributes(ctx, telemetry.Config(cfg), &o.t, base[:], true)
 	if err != nil {

@@ -175,17 +175,17 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	if s.Traces.Kind == telemetry.KindNone {
 		return nil
 	}
-	cfg = telemetry.FillRunID(cfg, a.env, nil)
+	o := &telemetry.Options{
+		Attrs:   x.overrides.KeyValues(), // --rank-from's ranks included
+		Env:     a.env,
+		Detect:  a.detectOptions(),
+		Logger:  a.logger,
+		Wrapper: wrapperName,
+		PID:     a.pid(),
+	}
+	cfg = o.FillRunID(cfg)
 	base := telemetry.SDKAttributes()
-	attrs, err := telemetry.ResourceAttributes(ctx, cfg, &telemetry.Options{
-		Attrs:    x.overrides.KeyValues(),
-		Env:      a.env,
-		Detect:   a.detectOptions(),
-		Logger:   a.logger,
-		Wrapper:  wrapperName,
-		PID:      a.pid(),
-		RankFrom: "", // already in the overrides
-	}, base[:], true)
+	attrs, err := telemetry.ResourceAttributes(ctx, cfg, o, base[:], true)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", err)
 		return nil

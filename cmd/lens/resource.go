@@ -64,16 +64,17 @@ func (a *app) resource(ctx context.Context, caller *attr.Map, e *detect.Explanat
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	cfg = telemetry.FillRunID(cfg, a.env, e)
-	base := telemetry.SDKAttributes()
-	for _, b := range base {
-		e.Record(b.Key, "OpenTelemetry SDK")
-	}
-	return telemetry.ResourceAttributes(ctx, cfg, &telemetry.Options{
+	o := &telemetry.Options{
 		Attrs:   caller.KeyValues(),
 		Env:     a.env,
 		Detect:  a.detectOptions(),
 		Explain: e,
 		Logger:  a.logger,
-	}, base[:], true)
+	}
+	cfg = o.FillRunID(cfg)
+	base := telemetry.SDKAttributes()
+	for _, b := range base {
+		e.Record(b.Key, "OpenTelemetry SDK")
+	}
+	return telemetry.ResourceAttributes(ctx, cfg, o, base[:], true)
 }

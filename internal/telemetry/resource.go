@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"runtime/debug"
@@ -84,6 +85,8 @@ type Options struct {
 	Wrapper string
 	// PID is the wrapper's pid (0: os.Getpid()).
 	PID int
+
+	runIDSource string // set by FillRunID
 }
 
 func (o *Options) env() environ.Lookuper { return environ.Or(o.Env) }
@@ -111,12 +114,17 @@ const (
 // process's random run id (drawn once per process, so every Setup, Detector
 // and child environment of the process agrees). It records the source in
 // explain.
-func FillRunID(cfg Config, env environ.Lookuper, explain *detect.Explanation) Config {
+//
+// The source becomes the origin of nemo.run.id when ResourceAttributes is
+// called with the same Options.
+func (o *Options) FillRunID(cfg Config) Config {
 	if cfg.RunID != "" {
 		return cfg
 	}
+	env, explain := o.env(), o.Explain
 	id, source := process.FillRunID(env)
 	cfg.RunID = id
+	o.runIDSource = "filled from " + source
 	note := "NEMO_LENS_RUN_ID is empty: filled from " + source
 	if source == process.SourceRandom {
 		note += "; processes that this one does not start (other nodes, other pods) will not share it: " +
@@ -189,7 +197,7 @@ func ResourceAttributes(ctx context.Context, cfg Config, o *Options, base []attr
 	set(lensconv.ServiceName, attr.String(cfg.ServiceName), "config ServiceName")
 	set(lensconv.ServiceVersion, attr.String(Version()), "lens-go module version")
 	for _, f := range [...]struct{ key, value, source string }{
-		{lensconv.NemoRunID, cfg.RunID, "config RunID"},
+		{lensconv.NemoRunID, cfg.RunID, cmp.Or(o.runIDSource, "config RunID")},
 		{lensconv.NemoUserID, cfg.User, "config User"},
 		{lensconv.WandbEntity, cfg.WandbEntity, "config WandbEntity"},
 		{lensconv.WandbProject, cfg.WandbProject, "config WandbProject"},
