@@ -2,6 +2,8 @@ package lens_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"testing"
 
 	"go.opentelemetry.io/otel/sdk/metric"
@@ -9,7 +11,10 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	lens "github.com/nemolens/lens-go"
+	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/scalegen"
 )
 
 // benchCarrier is a typical launcher carrier.
@@ -211,4 +216,120 @@ func BenchmarkSpan(b *testing.B) {
 			s.End()
 		}
 	})
+}
+
+// BenchmarkScaleSetup measures an enabled Setup+Shutdown against the size of
+// the carrier, beside one carrier.Parse of the same text (which Setup must
+// cost a small constant times) and the plain OpenTelemetry SDK doing its
+// own setup with the same carrier. The carrier has N entries of 10-byte
+// escaped values (scalegen.Text: the inputs of the carrier scale
+// benchmarks, N = 1, 1,000, 100,000 and 1,000,000; 34 MB at 1,000,000).
+// Names follow the carrier scale benchmarks:
+//
+//	BenchmarkScaleSetup/entries=1000000/value=10B/shape=escaped/lens-setup
+//
+// The sides:
+//
+//   - lens-setup: Setup and Shutdown as in BenchmarkSetupShutdown (span
+//     exporter discardExporter{}, a metric ManualReader, no globals, no
+//     Kubernetes path), with the carrier given through
+//     lens.WithEnv(environ.Map{...}) together with CUDA_VISIBLE_DEVICES; the
+//     process environment holds no carrier, so the SDK's own parse of it
+//     (the meter provider's resource.Environment(), the check for keys only
+//     the SDK's parser produces) finds nothing.
+//   - lens-setup-osenv: the same Setup with the carrier in the process
+//     environment (b.Setenv) and no WithEnv, as a real process has it: Lens
+//     parses it from os.Getenv, and the SDK parses it once more for the meter
+//     provider (docs/resource.md#sdk-provider-merge), and Setup compares
+//     the SDK's keys with the resource (the ManualReader makes it). The
+//     tracer provider takes no resource, and the SDK's default resource is
+//     computed once per process, before the loop: the "setup-osenv" and
+//     "setup-otlp" operations of internal/scaledriver (scripts/scale-report.sh)
+//     measure the first Setup of a fresh process.
+//   - carrier-parse: carrier.Parse of the text.
+//   - otel-sdk: BenchmarkSetupShutdown's plain SDK side (resource.New with
+//     WithFromEnv and WithTelemetrySDK, then the two providers, each merging
+//     resource.Environment() under it), with the carrier in the process
+//     environment.
+//
+// The 1,000,000-entry case is skipped with -short. Run them with, e.g.,
+//
+//	go test -run '^$' -bench '^BenchmarkScaleSetup' -benchtime 1x -count 3 .
+func BenchmarkScaleSetup(b *testing.B) {
+	// The generated carriers have no nv.dl.rank: Setup warns about it.
+	discardLogger := slog.New(slog.DiscardHandler)
+	ctx := context.Background()
+	b.Setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
+	b.Setenv("OTEL_SERVICE_NAME", "")
+	b.Setenv(carrier.EnvVar, "")
+	cfg := lens.DefaultConfig()
+	cfg.Enabled = true
+	cfg.RunID = "exp-1"
+	setup := func(b *testing.B, opts ...lens.Option) {
+		opts = append(opts, lens.WithLogger(discardLogger), lens.WithSpanExporter(discardExporter{}),
+			lens.WithMetricReader(metric.NewManualReader()),
+			lens.WithDetectOptions(detect.WithKubernetesSecretsPath("/nonexistent")),
+			lens.WithoutGlobals())
+		h, err := lens.Setup(ctx, cfg, opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Shutdown(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, n := range []int{1, 1000, 100_000, 1_000_000} {
+		text := scalegen.Text(n, 10, scalegen.Escaped)
+		env := environ.Map{carrier.EnvVar: text, "CUDA_VISIBLE_DEVICES": "0,1,2,3"}
+		b.Run(fmt.Sprintf("entries=%d/value=10B/shape=escaped", n), func(b *testing.B) {
+			if n >= 1_000_000 && testing.Short() {
+				b.Skip("-short: the 1,000,000-entry carrier is skipped")
+			}
+			b.Run("lens-setup", func(b *testing.B) {
+				if m, _ := lens.ResourceAttributes(ctx, cfg, lens.WithEnv(env), lens.WithLogger(discardLogger)); m.Len() < n {
+					b.Fatalf("the resource has %d attributes, want at least %d", m.Len(), n)
+				}
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					setup(b, lens.WithEnv(env))
+				}
+			})
+			b.Run("lens-setup-osenv", func(b *testing.B) {
+				b.Setenv(carrier.EnvVar, text)
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					setup(b)
+				}
+			})
+			b.Run("carrier-parse", func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					carrier.Parse(text)
+				}
+			})
+			b.Run("otel-sdk", func(b *testing.B) {
+				b.Setenv(carrier.EnvVar, text)
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK())
+					if err != nil {
+						b.Fatal(err)
+					}
+					tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res),
+						sdktrace.WithBatcher(discardExporter{}))
+					mp := metric.NewMeterProvider(metric.WithResource(res), metric.WithReader(metric.NewManualReader()))
+					if err := tp.Shutdown(ctx); err != nil {
+						b.Fatal(err)
+					}
+					if err := mp.Shutdown(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }

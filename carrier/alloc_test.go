@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/carrier/internal/workload"
+	"github.com/nemolens/lens-go/internal/scalegen"
 )
 
 // TestAllocations pins the allocations of the codec, which must not grow with
@@ -23,11 +23,11 @@ func TestAllocations(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	for _, size := range []int{10, 1 << 10, 16 << 10, 100 << 10} {
 		t.Run(fmt.Sprint("value=", size), func(t *testing.T) {
-			escaped := workload.Encoded(size, workload.Escaped)
-			raw := workload.Value(size, workload.Escaped)
-			plain := workload.Value(size, workload.Plain)
-			text := workload.Text(10, size, workload.Escaped)
-			small, large := workload.Map(10, size, workload.Escaped), workload.Map(100, size, workload.Escaped)
+			escaped := scalegen.Encoded(size, scalegen.Escaped)
+			raw := scalegen.Value(size, scalegen.Escaped)
+			plain := scalegen.Value(size, scalegen.Plain)
+			text := scalegen.Text(10, size, scalegen.Escaped)
+			small, large := scalegen.Map(10, size, scalegen.Escaped), scalegen.Map(100, size, scalegen.Escaped)
 			tests := []struct {
 				name string
 				want float64

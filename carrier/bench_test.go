@@ -11,7 +11,7 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/carrier/internal/workload"
+	"github.com/nemolens/lens-go/internal/scalegen"
 )
 
 // benchEntries is a realistic launcher carrier: 24 entries with Slurm keys,
@@ -109,7 +109,7 @@ func BenchmarkExtend(b *testing.B) {
 
 // The scale benchmarks measure cost against the number of entries (1 to
 // 10,000 entries of 10-byte values) and against the value size (10 entries
-// of 10 B to 100 KiB), for each value shape of package workload, side by
+// of 10 B to 100 KiB), for each value shape of package internal/scalegen, side by
 // side with the OpenTelemetry Go SDK's parser (Parse only; the SDK has no
 // formatter) and with a "floor": a single-pass implementation in this file
 // that does the same kind of work without the reference's rules (no
@@ -129,7 +129,7 @@ func BenchmarkExtend(b *testing.B) {
 
 type scaleCase struct {
 	entries, size int
-	shape         workload.Shape
+	shape         scalegen.Shape
 }
 
 func (c scaleCase) String() string {
@@ -142,7 +142,7 @@ func (c scaleCase) String() string {
 
 // scaleCases returns, for each shape, 1 to 10,000 entries of 10 B, then 10
 // entries of 1 KiB, 16 KiB and 100 KiB.
-func scaleCases(shapes ...workload.Shape) []scaleCase {
+func scaleCases(shapes ...scalegen.Shape) []scaleCase {
 	var cases []scaleCase
 	for _, shape := range shapes {
 		for _, n := range []int{1, 10, 100, 1000, 10000} {
@@ -162,8 +162,8 @@ func BenchmarkScaleParse(b *testing.B) {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	b.Cleanup(func() { otel.SetErrorHandler(prev) })
 	ctx := context.Background()
-	for _, c := range scaleCases(workload.Shapes...) {
-		text := workload.Text(c.entries, c.size, c.shape)
+	for _, c := range scaleCases(scalegen.Shapes...) {
+		text := scalegen.Text(c.entries, c.size, c.shape)
 		b.Run(c.String(), func(b *testing.B) {
 			b.Setenv(carrier.EnvVar, text)
 			b.Run("lens", func(b *testing.B) {
@@ -202,8 +202,8 @@ func BenchmarkScaleParse(b *testing.B) {
 }
 
 func BenchmarkScaleFormat(b *testing.B) {
-	for _, c := range scaleCases(workload.Plain, workload.Escaped) {
-		m := workload.Map(c.entries, c.size, c.shape)
+	for _, c := range scaleCases(scalegen.Plain, scalegen.Escaped) {
+		m := scalegen.Map(c.entries, c.size, c.shape)
 		b.Run(c.String(), func(b *testing.B) {
 			text, dropped := carrier.Format(m)
 			if floor := formatFloor(m); text != floor || dropped != nil {
@@ -233,8 +233,8 @@ func BenchmarkScaleExtend(b *testing.B) {
 		attr.Entry{Key: "nv.dl.local_rank", Value: attr.Int(1)},
 		attr.Entry{Key: "service.instance.id", Value: attr.String("6f1c2a9e-3b4d-5e8f-9a0b-1c2d3e4f5a6b-17")},
 	)
-	for _, c := range scaleCases(workload.Plain, workload.Escaped) {
-		text := workload.Text(c.entries, c.size, c.shape)
+	for _, c := range scaleCases(scalegen.Plain, scalegen.Escaped) {
+		text := scalegen.Text(c.entries, c.size, c.shape)
 		b.Run(c.String(), func(b *testing.B) {
 			got, _ := carrier.Extend(text, nil, overrides)
 			if floor := extendFloor(text, overrides); got != floor {
@@ -259,8 +259,8 @@ func BenchmarkScaleExtend(b *testing.B) {
 }
 
 func BenchmarkScaleDuplicateKeys(b *testing.B) {
-	for _, c := range scaleCases(workload.Escaped) {
-		text := workload.DupText(c.entries, c.size, c.shape)
+	for _, c := range scaleCases(scalegen.Escaped) {
+		text := scalegen.DupText(c.entries, c.size, c.shape)
 		b.Run(c.String(), func(b *testing.B) {
 			if got, floor := carrier.DuplicateKeys(text), duplicatesFloor(text); len(got) != len(floor) {
 				b.Fatalf("DuplicateKeys found %d, the floor %d", len(got), len(floor))
@@ -286,11 +286,11 @@ func BenchmarkScaleDuplicateKeys(b *testing.B) {
 // BenchmarkScaleCheck checks a parsed carrier as `lens carrier check` does:
 // every key required, two forbidden, duplicates searched in the text.
 func BenchmarkScaleCheck(b *testing.B) {
-	for _, c := range scaleCases(workload.Escaped) {
-		text := workload.DupText(c.entries, c.size, c.shape)
+	for _, c := range scaleCases(scalegen.Escaped) {
+		text := scalegen.DupText(c.entries, c.size, c.shape)
 		attrs := carrier.Parse(text)
 		required := attrs.Keys()
-		forbidden := []string{"slurm.nodelist", workload.Key(0)}
+		forbidden := []string{"slurm.nodelist", scalegen.Key(0)}
 		b.Run(c.String(), func(b *testing.B) {
 			b.Run("lens", func(b *testing.B) {
 				b.SetBytes(int64(len(text)))

@@ -8,7 +8,7 @@
 //	lineardriver -entries N -size BYTES
 //
 // builds carriers and maps of N entries whose values have BYTES bytes
-// (package workload), then calls each measure* function once. Each one wraps
+// (package internal/scalegen), then calls each measure* function once. Each one wraps
 // a single operation and is never inlined, so callgrind's inclusive cost of
 // main.measureX is the cost of that operation alone: input generation, the
 // runtime's start-up and the other operations are not part of it. The
@@ -29,12 +29,12 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/carrier/internal/workload"
+	"github.com/nemolens/lens-go/internal/scalegen"
 )
 
 type inputs struct {
 	n                    int
-	texts                map[workload.Shape]string
+	texts                map[scalegen.Shape]string
 	dupText              string
 	plainMap, escapedMap *attr.Map
 	trimmedMap           *attr.Map
@@ -45,22 +45,22 @@ type inputs struct {
 }
 
 func prepare(n, size int) *inputs {
-	in := &inputs{n: n, texts: map[workload.Shape]string{}}
-	for _, s := range workload.Shapes {
-		in.texts[s] = workload.Text(n, size, s)
+	in := &inputs{n: n, texts: map[scalegen.Shape]string{}}
+	for _, s := range scalegen.Shapes {
+		in.texts[s] = scalegen.Text(n, size, s)
 	}
-	in.dupText = workload.DupText(n, size, workload.Escaped)
-	in.plainMap = workload.Map(n, size, workload.Plain)
-	in.escapedMap = workload.Map(n, size, workload.Escaped)
-	in.trimmedMap = workload.TrimmedMap(n, size, workload.Escaped)
+	in.dupText = scalegen.DupText(n, size, scalegen.Escaped)
+	in.plainMap = scalegen.Map(n, size, scalegen.Plain)
+	in.escapedMap = scalegen.Map(n, size, scalegen.Escaped)
+	in.trimmedMap = scalegen.TrimmedMap(n, size, scalegen.Escaped)
 	// Defaults and overrides that overlap the carrier's keys and add new
 	// ones: keys n/2 … 3n/2-1 and n … 2n-1.
 	in.defaults = attr.WithCapacity(n)
-	for _, k := range workload.Keys(n/2, n) {
+	for _, k := range scalegen.Keys(n/2, n) {
 		in.defaults.SetString(k, "default")
 	}
 	in.overrides = attr.WithCapacity(n)
-	for i, k := range workload.Keys(n, n) {
+	for i, k := range scalegen.Keys(n, n) {
 		if i%5 == 0 {
 			in.overrides.Set(k, attr.Null())
 		} else {
@@ -69,9 +69,9 @@ func prepare(n, size int) *inputs {
 	}
 	in.entries = in.escapedMap.Entries()
 	in.entries = append(in.entries, in.entries...) // every key twice
-	in.required = workload.Keys(n/2, n)
-	in.forbidden = workload.Keys(0, n)
-	in.value = workload.Encoded(size*n, workload.Escaped)
+	in.required = scalegen.Keys(n/2, n)
+	in.forbidden = scalegen.Keys(0, n)
+	in.value = scalegen.Encoded(size*n, scalegen.Escaped)
 	return in
 }
 
@@ -80,15 +80,15 @@ var sink int
 func use(s string)       { sink += len(s) }
 func useMap(m *attr.Map) { sink += m.Len() }
 
-func opParsePlain(in *inputs) { useMap(carrier.Parse(in.texts[workload.Plain])) }
+func opParsePlain(in *inputs) { useMap(carrier.Parse(in.texts[scalegen.Plain])) }
 
-func opParseEscaped(in *inputs) { useMap(carrier.Parse(in.texts[workload.Escaped])) }
+func opParseEscaped(in *inputs) { useMap(carrier.Parse(in.texts[scalegen.Escaped])) }
 
-func opParseBadEscape(in *inputs) { useMap(carrier.Parse(in.texts[workload.BadEscape])) }
+func opParseBadEscape(in *inputs) { useMap(carrier.Parse(in.texts[scalegen.BadEscape])) }
 
-func opParseBadTail(in *inputs) { useMap(carrier.Parse(in.texts[workload.BadTail])) }
+func opParseBadTail(in *inputs) { useMap(carrier.Parse(in.texts[scalegen.BadTail])) }
 
-func opParseRawBytes(in *inputs) { useMap(carrier.Parse(in.texts[workload.RawBytes])) }
+func opParseRawBytes(in *inputs) { useMap(carrier.Parse(in.texts[scalegen.RawBytes])) }
 
 func opParseDuplicates(in *inputs) { useMap(carrier.Parse(in.dupText)) }
 
@@ -119,7 +119,7 @@ func opCompose(in *inputs) {
 }
 
 func opExtend(in *inputs) {
-	text, dropped := carrier.Extend(in.texts[workload.Escaped], in.defaults, in.overrides)
+	text, dropped := carrier.Extend(in.texts[scalegen.Escaped], in.defaults, in.overrides)
 	use(text)
 	sink += len(dropped)
 }

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	lens "github.com/nemolens/lens-go"
+	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/scalegen"
+)
+
+// countInputs are the inputs of the callgrind measures.
+type countInputs struct {
+	text      string
+	parsed    *attr.Map
+	keys      []string
+	detectEnv environ.Map
+	env       environ.Map
+}
+
+func prepareCount(n int) *countInputs {
+	text := scalegen.Text(n, 10, scalegen.Escaped)
+	de := environ.Map(scalegen.SlurmTask())
+	de[carrier.EnvVar] = scalegen.LauncherCarrier + "," + text
+	parsed := carrier.Parse(text)
+	return &countInputs{
+		text:      text,
+		parsed:    parsed,
+		keys:      parsed.Keys(),
+		detectEnv: de,
+		env:       environ.Map{carrier.EnvVar: text, "CUDA_VISIBLE_DEVICES": "0,1,2,3"},
+	}
+}
+
+var fixedDetect = []detect.Option{
+	detect.WithHostname(func() (string, error) { return "node-0155", nil }),
+	detect.WithPID(1234567),
+	detect.WithKubernetesSecretsPath("/nonexistent"),
+}
+
+func opCountParse(in *countInputs) { sink += carrier.Parse(in.text).Len() }
+
+func opCountFormat(in *countInputs) {
+	s, dropped := carrier.Format(in.parsed)
+	sink += len(s) + len(dropped)
+}
+
+// opCountCheck checks as the size table's "check" does: every key
+// required, two forbidden, the duplicates searched in the text.
+func opCountCheck(in *countInputs) {
+	r := carrier.Check(in.parsed, in.keys, []string{"slurm.nodelist", scalegen.Key(0)}, in.text)
+	sink += len(r.Missing) + len(r.Empty) + len(r.Forbidden) + len(r.Duplicates)
+}
+
+func opCountDetect(in *countInputs) {
+	sink += detect.All(context.Background(), append([]detect.Option{detect.WithEnv(in.detectEnv)}, fixedDetect...)...).Len()
+}
+
+func opCountResource(in *countInputs) {
+	m, err := lens.ResourceAttributes(context.Background(), lens.Config{RunID: "exp-1"},
+		lens.WithEnv(in.env), lens.WithLogger(discardLogger), lens.WithDetectOptions(fixedDetect...))
+	if err != nil {
+		panic(err)
+	}
+	sink += m.Len()
+}
+
+func opCountSetup(in *countInputs) {
+	ctx := context.Background()
+	h, err := lens.Setup(ctx, enabledConfig(), setupOptions(lens.WithEnv(in.env), lens.WithDetectOptions(fixedDetect...))...)
+	if err != nil {
+		panic(err)
+	}
+	sink += h.Resource().Len()
+	if err := h.Shutdown(ctx); err != nil {
+		panic(err)
+	}
+}
+
+// setupTypical is the Setup of a Go worker in a typical Slurm task: the
+// configuration from its environment, traces and metrics to OTLP/gRPC (the
+// exporters are built; nothing connects during Setup), the globals
+// installed. It returns the handle, to be shut down outside the measure.
+func setupTypical() *lens.Handle {
+	env := environ.Map(scalegen.Worker())
+	cfg, err := lens.FromEnv(lens.WithEnv(env))
+	if err != nil {
+		panic(err)
+	}
+	cfg.Enabled = true
+	h, err := lens.Setup(context.Background(), cfg, lens.WithEnv(env), lens.WithLogger(discardLogger),
+		lens.WithDetectOptions(detect.WithKubernetesSecretsPath("/nonexistent")))
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+//go:noinline
+func measureSetupTypical() *lens.Handle { return setupTypical() }
+
+//go:noinline
+func measureParse(in *countInputs) { opCountParse(in) }
+
+//go:noinline
+func measureFormat(in *countInputs) { opCountFormat(in) }
+
+//go:noinline
+func measureCheck(in *countInputs) { opCountCheck(in) }
+
+//go:noinline
+func measureDetect(in *countInputs) { opCountDetect(in) }
+
+//go:noinline
+func measureResourceAttributes(in *countInputs) { opCountResource(in) }
+
+//go:noinline
+func measureSetup(in *countInputs) { opCountSetup(in) }
+
+// countOps are the operations of "count", by name: the operation and its
+// measure function.
+var countOps = []struct {
+	name        string
+	op, measure func(*countInputs)
+}{
+	{"parse", opCountParse, measureParse},
+	{"format", opCountFormat, measureFormat},
+	{"check", opCountCheck, measureCheck},
+	{"detect", opCountDetect, measureDetect},
+	{"resource", opCountResource, measureResourceAttributes},
+	{"setup", opCountSetup, measureSetup},
+}
+
+func countCommand(args []string) error {
+	fs := flag.NewFlagSet("count", flag.ContinueOnError)
+	n := fs.Int("entries", 1000, "carrier entries")
+	only := fs.String("ops", "all", "operations, comma-separated: parse, format, check, detect, resource, setup")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var names []string
+	for _, o := range countOps {
+		names = append(names, o.name)
+	}
+	selected, err := splitList(*only, names)
+	if err != nil {
+		return err
+	}
+	debug.SetGCPercent(-1)
+	in := prepareCount(*n)
+	// The typical Setup first, cold, as in a fresh worker; shut down
+	// outside the measure (a refusing or absent collector ends it at once).
+	h := measureSetupTypical()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = h.Shutdown(ctx)
+	cancel()
+	// Then each operation once on a tiny input, so that one-time
+	// initialisation is not counted, and the measures.
+	warm := prepareCount(4)
+	for _, o := range countOps {
+		if slices.Contains(selected, o.name) {
+			o.op(warm)
+		}
+	}
+	for _, o := range countOps {
+		if slices.Contains(selected, o.name) {
+			o.measure(in)
+		}
+	}
+	fmt.Println(sink)
+	return nil
+}
+
+func callgrindCostsCommand(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("want one callgrind profile")
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	costs, err := inclusiveCosts(f)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(costs))
+	for k := range costs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		fmt.Printf("%s %d\n", k, costs[k])
+	}
+	return nil
+}
+
+// inclusiveCosts sums the inclusive costs of the calls to every
+// main.measure* function from outside the measure functions, in a callgrind
+// profile written with uncompressed names and positions (the parser of
+// carrier/linear_test.go; see there). Nested "'2" names, which callgrind
+// invents when a goroutine's stack grows, are skipped.
+func inclusiveCosts(f *os.File) (map[string]int64, error) {
+	costs := make(map[string]int64)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	caller, callee, inCall := "", "", false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "fn="):
+			caller = strings.TrimPrefix(line, "fn=")
+		case strings.HasPrefix(line, "cfn="):
+			callee = strings.TrimPrefix(line, "cfn=")
+		case strings.HasPrefix(line, "calls="):
+			inCall = true
+		case inCall:
+			inCall = false
+			if !strings.HasPrefix(callee, "main.measure") || strings.Contains(callee, "'") ||
+				strings.HasPrefix(caller, "main.measure") {
+				continue
+			}
+			fields := strings.Fields(line)
+			if len(fields) < 2 {
+				return nil, fmt.Errorf("unexpected call cost line %q", line)
+			}
+			n, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("call cost line %q: %v", line, err)
+			}
+			costs[callee] += n
+		}
+	}
+	return costs, sc.Err()
+}
