@@ -2,7 +2,9 @@ package lens
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 
@@ -316,6 +318,9 @@ func oneLine(errs []error, names []string) error {
 	if len(errs) == 0 {
 		return nil
 	}
+	if msg, ok := refusedLine(errs, names); ok {
+		return &lineError{errs: errs, msg: msg}
+	}
 	var order []string
 	bySignal := map[string][]string{}
 	for i, err := range errs {
@@ -330,6 +335,26 @@ func oneLine(errs []error, names []string) error {
 		parts[i] = strings.Join(bySignal[msg], ", ") + ": " + msg
 	}
 	return &lineError{errs: errs, msg: "lens: telemetry shutdown: " + strings.Join(parts, "; ")}
+}
+
+// refusedLine is the message when every signal failed because the
+// collector refused the connection: one statement, the signals, and the
+// connection error once.
+func refusedLine(errs []error, names []string) (string, bool) {
+	var op *net.OpError
+	for _, err := range errs {
+		if !errors.Is(err, ErrCollectorRefused) {
+			return "", false
+		}
+		if op == nil {
+			errors.As(err, &op)
+		}
+	}
+	msg := "lens: telemetry shutdown: " + ErrCollectorRefused.Error() + " (" + strings.Join(names, ", ") + " not exported)"
+	if op != nil {
+		msg += ": " + op.Error()
+	}
+	return msg, true
 }
 
 func withDefaultDeadline(ctx context.Context) (context.Context, context.CancelFunc) {

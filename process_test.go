@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nemolens/lens-go/internal/collectortest"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -292,19 +293,6 @@ func TestExportedResourceIsLensDecoded(t *testing.T) {
 	}
 }
 
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
 // TestCollectorDown: with nothing listening on the OTLP endpoint, Setup
 // returns promptly, telemetry is produced without blocking, and Shutdown
 // with a 2 s deadline returns — with an error wrapping ErrCollectorRefused,
@@ -318,7 +306,7 @@ func TestCollectorDown(t *testing.T) {
 			t.Parallel()
 			var r faultResult
 			runHelper(t, "fault", map[string]string{
-				"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + closedPort(t),
+				"OTEL_EXPORTER_OTLP_ENDPOINT": collectortest.Refused(t),
 				"OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
 			}, &r)
 			t.Logf("%s: Setup %v; %d spans; Shutdown(2 s deadline) returned after %v (err %q); counts %+v",

@@ -1,7 +1,6 @@
 package carrier_test
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nemolens/lens-go/internal/callgrind"
 )
 
 // linearMaxExcess is how far the instruction ratio of an operation between
@@ -103,7 +104,7 @@ func TestLinear(t *testing.T) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			c, err := callgrind(valgrind, driver, dir, run)
+			c, err := runCallgrind(valgrind, driver, dir, run)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -155,7 +156,7 @@ func TestLinear(t *testing.T) {
 
 // callgrind runs the driver under callgrind and returns the inclusive
 // instruction count of each main.measure* function.
-func callgrind(valgrind, driver, dir string, run linearRun) (map[string]int64, error) {
+func runCallgrind(valgrind, driver, dir string, run linearRun) (map[string]int64, error) {
 	out := filepath.Join(dir, "callgrind."+run.name)
 	cmd := exec.Command(valgrind, "--tool=callgrind", "--callgrind-out-file="+out,
 		"--compress-strings=no", "--compress-pos=no",
@@ -173,51 +174,5 @@ func callgrind(valgrind, driver, dir string, run linearRun) (map[string]int64, e
 		return nil, err
 	}
 	defer f.Close()
-	return inclusiveCosts(f)
-}
-
-// inclusiveCosts reads a callgrind profile written with uncompressed names
-// and positions. A call is recorded under its caller (fn=) as
-//
-//	cfn=<callee>
-//	calls=<count> <target position>
-//	<call-site position> <inclusive cost>
-//
-// and the costs of the calls to each main.measure* function from outside the
-// measure functions are summed. When a goroutine's stack grows, callgrind
-// can take the function for one that calls itself and records a nested
-// "main.measureX'2", whose cost is already part of the outer call's; such
-// names are skipped.
-func inclusiveCosts(f *os.File) (map[string]int64, error) {
-	costs := make(map[string]int64)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	caller, callee, inCall := "", "", false
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "fn="):
-			caller = strings.TrimPrefix(line, "fn=")
-		case strings.HasPrefix(line, "cfn="):
-			callee = strings.TrimPrefix(line, "cfn=")
-		case strings.HasPrefix(line, "calls="):
-			inCall = true
-		case inCall:
-			inCall = false
-			if !strings.HasPrefix(callee, "main.measure") || strings.Contains(callee, "'") ||
-				strings.HasPrefix(caller, "main.measure") {
-				continue
-			}
-			fields := strings.Fields(line)
-			if len(fields) < 2 {
-				return nil, fmt.Errorf("unexpected call cost line %q", line)
-			}
-			n, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("call cost line %q: %v", line, err)
-			}
-			costs[callee] += n
-		}
-	}
-	return costs, sc.Err()
+	return callgrind.InclusiveCosts(f)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -9,8 +8,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	lens "github.com/nemolens/lens-go"
@@ -18,6 +15,7 @@ import (
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/callgrind"
 	"github.com/nemolens/lens-go/internal/scalegen"
 )
 
@@ -192,7 +190,7 @@ func callgrindCostsCommand(args []string) error {
 		return err
 	}
 	defer f.Close()
-	costs, err := inclusiveCosts(f)
+	costs, err := callgrind.InclusiveCosts(f)
 	if err != nil {
 		return err
 	}
@@ -205,43 +203,4 @@ func callgrindCostsCommand(args []string) error {
 		fmt.Printf("%s %d\n", k, costs[k])
 	}
 	return nil
-}
-
-// inclusiveCosts sums the inclusive costs of the calls to every
-// main.measure* function from outside the measure functions, in a callgrind
-// profile written with uncompressed names and positions (the parser of
-// carrier/linear_test.go; see there). Nested "'2" names, which callgrind
-// invents when a goroutine's stack grows, are skipped.
-func inclusiveCosts(f *os.File) (map[string]int64, error) {
-	costs := make(map[string]int64)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	caller, callee, inCall := "", "", false
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "fn="):
-			caller = strings.TrimPrefix(line, "fn=")
-		case strings.HasPrefix(line, "cfn="):
-			callee = strings.TrimPrefix(line, "cfn=")
-		case strings.HasPrefix(line, "calls="):
-			inCall = true
-		case inCall:
-			inCall = false
-			if !strings.HasPrefix(callee, "main.measure") || strings.Contains(callee, "'") ||
-				strings.HasPrefix(caller, "main.measure") {
-				continue
-			}
-			fields := strings.Fields(line)
-			if len(fields) < 2 {
-				return nil, fmt.Errorf("unexpected call cost line %q", line)
-			}
-			n, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("call cost line %q: %v", line, err)
-			}
-			costs[callee] += n
-		}
-	}
-	return costs, sc.Err()
 }

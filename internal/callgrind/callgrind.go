@@ -1,0 +1,59 @@
+// Package callgrind reads the instruction counts of the scale measurements
+// from valgrind's callgrind profiles (carrier/linear_test.go and
+// internal/scaledriver). Counting instructions instead of timing makes the
+// measurements repeatable on a loaded machine. Nothing shipped imports it.
+package callgrind
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// InclusiveCosts reads a callgrind profile written with uncompressed names
+// and positions. A call is recorded under its caller (fn=) as
+//
+//	cfn=<callee>
+//	calls=<count> <target position>
+//	<call-site position> <inclusive cost>
+//
+// and the costs of the calls to each main.measure* function from outside the
+// measure functions are summed. When a goroutine's stack grows, callgrind
+// can take the function for one that calls itself and records a nested
+// "main.measureX'2", whose cost is already part of the outer call's; such
+// names are skipped.
+func InclusiveCosts(r io.Reader) (map[string]int64, error) {
+	costs := make(map[string]int64)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	caller, callee, inCall := "", "", false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "fn="):
+			caller = strings.TrimPrefix(line, "fn=")
+		case strings.HasPrefix(line, "cfn="):
+			callee = strings.TrimPrefix(line, "cfn=")
+		case strings.HasPrefix(line, "calls="):
+			inCall = true
+		case inCall:
+			inCall = false
+			if !strings.HasPrefix(callee, "main.measure") || strings.Contains(callee, "'") ||
+				strings.HasPrefix(caller, "main.measure") {
+				continue
+			}
+			fields := strings.Fields(line)
+			if len(fields) < 2 {
+				return nil, fmt.Errorf("unexpected call cost line %q", line)
+			}
+			n, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("call cost line %q: %v", line, err)
+			}
+			costs[callee] += n
+		}
+	}
+	return costs, sc.Err()
+}
