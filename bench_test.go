@@ -244,7 +244,7 @@ func BenchmarkSpan(b *testing.B) {
 //     the SDK's keys with the resource (the ManualReader makes it). The
 //     tracer provider takes no resource, and the SDK's default resource is
 //     computed once per process, before the loop: the "setup-osenv" and
-//     "setup-otlp" operations of internal/scaledriver (scripts/scale-report.sh)
+//     "setup-otlp" operations of tools/scale (scripts/scale-report.sh)
 //     measure the first Setup of a fresh process.
 //   - carrier-parse: carrier.Parse of the text.
 //   - otel-sdk: BenchmarkSetupShutdown's plain SDK side (resource.New with

@@ -138,7 +138,7 @@ if on exit; then need hyperfine hyperfine || say "hyperfine is missing: the exit
 say "building lens (default and CGO_ENABLED=0), the drivers and a hello world in $tmp"
 go build -o "$tmp/lens" ./cmd/lens
 CGO_ENABLED=0 go build -o "$tmp/lens-static" ./cmd/lens
-go build -o "$tmp/scaledriver" ./internal/scaledriver
+go build -C tools/scale -o "$tmp/scaledriver" .
 go build -o "$tmp/lineardriver" ./carrier/internal/lineardriver
 mkdir -p "$tmp/hello"
 printf 'module hello\n\ngo 1.26\n' >"$tmp/hello/go.mod"

@@ -2,7 +2,7 @@
 # All tests of lens-go, as CI runs them (.ci/run calls this script). Stages, in order:
 #   prereq       Go version, disk; installs Debian's valgrind if missing (as root)
 #   gofmt        gofmt -l on every .go file of the repository
-#   vet          go vet, root and e2e modules
+#   vet          go vet: the root, e2e and tools/scale modules
 #   staticcheck  builds .bin/staticcheck from the pin in tools/lint (once; later
 #                runs only check it is up to date), runs it on both modules
 #   unit         go test -race on the root module
@@ -40,8 +40,8 @@ all_stages=(prereq gofmt vet staticcheck unit fuzz jaeger e2e)
 declare -A describe=(
 	[prereq]="Go toolchain, disk space, valgrind"
 	[gofmt]="gofmt -l on all .go files"
-	[vet]="go vet ./... (root and e2e modules)"
-	[staticcheck]="build .bin/staticcheck (tools/lint pin), run it on the root and e2e modules"
+	[vet]="go vet ./... (root, e2e and tools/scale modules)"
+	[staticcheck]="build .bin/staticcheck (tools/lint pin), run it on the root, e2e and tools/scale modules"
 	[unit]="go test -race -count=1 ./... (root module)"
 	[fuzz]="each fuzz target for a fixed time"
 	[jaeger]="build .bin/jaeger (tools/jaeger pin; cold: several minutes, warm: seconds)"
@@ -298,6 +298,7 @@ stage_gofmt() {
 stage_vet() {
 	run go vet ./...
 	run go -C e2e vet ./...
+	run go -C tools/scale vet ./...
 }
 
 stage_staticcheck() {
@@ -312,6 +313,7 @@ stage_staticcheck() {
 	fi
 	run "$bin" ./...
 	run env -C e2e "$bin" ./...
+	run env -C tools/scale "$bin" ./...
 }
 
 stage_unit() {

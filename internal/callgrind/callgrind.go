@@ -1,6 +1,6 @@
 // Package callgrind reads the instruction counts of the scale measurements
 // from valgrind's callgrind profiles (carrier/linear_test.go and
-// internal/scaledriver). Counting instructions instead of timing makes the
+// tools/scale). Counting instructions instead of timing makes the
 // measurements repeatable on a loaded machine. Nothing shipped imports it.
 package callgrind
 

@@ -1,8 +1,8 @@
 // Package scalegen generates the inputs of the scale measurements: carrier
 // texts and attribute maps with a given number of entries, value size and
 // value shape, for the carrier, Detect and Setup scale benchmarks, the
-// linearity driver (carrier/internal/lineardriver) and internal/scaledriver,
-// which scripts/scale-report.sh runs. It does not use package carrier, so
+// linearity driver (carrier/internal/lineardriver) and the scale-report
+// driver in tools/scale, which scripts/scale-report.sh runs. It does not use package carrier, so
 // that the inputs do not depend on the code they measure. Only tests,
 // benchmarks and those drivers import it.
 package scalegen

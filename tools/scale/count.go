@@ -69,22 +69,16 @@ func opCountDetect(in *countInputs) {
 func opCountResource(in *countInputs) {
 	m, err := lens.ResourceAttributes(context.Background(), lens.Config{RunID: "exp-1"},
 		lens.WithEnv(in.env), lens.WithLogger(discardLogger), lens.WithDetectOptions(fixedDetect...))
-	if err != nil {
-		panic(err)
-	}
+	must(err)
 	sink += m.Len()
 }
 
 func opCountSetup(in *countInputs) {
 	ctx := context.Background()
 	h, err := lens.Setup(ctx, enabledConfig(), setupOptions(lens.WithEnv(in.env), lens.WithDetectOptions(fixedDetect...))...)
-	if err != nil {
-		panic(err)
-	}
+	must(err)
 	sink += h.Resource().Len()
-	if err := h.Shutdown(ctx); err != nil {
-		panic(err)
-	}
+	must(h.Shutdown(ctx))
 }
 
 // setupTypical is the Setup of a Go worker in a typical Slurm task: the
@@ -94,15 +88,11 @@ func opCountSetup(in *countInputs) {
 func setupTypical() *lens.Handle {
 	env := environ.Map(scalegen.Worker())
 	cfg, err := lens.FromEnv(lens.WithEnv(env))
-	if err != nil {
-		panic(err)
-	}
+	must(err)
 	cfg.Enabled = true
 	h, err := lens.Setup(context.Background(), cfg, lens.WithEnv(env), lens.WithLogger(discardLogger),
 		lens.WithDetectOptions(detect.WithKubernetesSecretsPath("/nonexistent")))
-	if err != nil {
-		panic(err)
-	}
+	must(err)
 	return h
 }
 

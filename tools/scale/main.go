@@ -1,7 +1,8 @@
 // Command scaledriver makes the measurements of scripts/scale-report.sh that
 // a benchmark cannot make, and formats the report's tables. It is not
-// shipped: nothing imports it, and it imports neither package testing nor
-// internal/testvectors.
+// shipped: it lives in its own module (tools/scale), which uses the root
+// module of this checkout, and scripts/scale-report.sh builds it with
+// go build -C tools/scale.
 //
 // Usage:
 //
@@ -92,6 +93,16 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "scaledriver %s: %v\n", cmd, err)
+		os.Exit(1)
+	}
+}
+
+// must ends the program with err's message, for the failures inside a
+// measured function, which has no error to return without changing what it
+// measures.
+func must(err error) {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scaledriver: %v\n", err)
 		os.Exit(1)
 	}
 }

@@ -102,9 +102,7 @@ func libOp(op, text string) (func(), error) {
 			lens.WithDetectOptions(detect.WithKubernetesSecretsPath("/nonexistent"))}
 		return func() {
 			m, err := lens.ResourceAttributes(ctx, cfg, opts...)
-			if err != nil {
-				panic(err)
-			}
+			must(err)
 			sink += m.Len()
 		}, nil
 	case "setup", "setup-osenv":
@@ -123,13 +121,9 @@ func libOp(op, text string) (func(), error) {
 		return func() {
 			// Options inside: a metric reader serves one provider.
 			h, err := lens.Setup(ctx, cfg, setupOptions(envOpt...)...)
-			if err != nil {
-				panic(err)
-			}
+			must(err)
 			sink += h.Resource().Len()
-			if err := h.Shutdown(ctx); err != nil {
-				panic(err)
-			}
+			must(h.Shutdown(ctx))
 		}, nil
 	case "setup-otlp":
 		if err := os.Setenv(carrier.EnvVar, text); err != nil {
@@ -145,9 +139,7 @@ func libOp(op, text string) (func(), error) {
 		return func() {
 			h, err := lens.Setup(ctx, cfg, lens.WithLogger(discardLogger),
 				lens.WithDetectOptions(detect.WithKubernetesSecretsPath("/nonexistent")))
-			if err != nil {
-				panic(err)
-			}
+			must(err)
 			sink += h.Resource().Len()
 			// The collector refuses: Shutdown returns at once with
 			// lens.ErrCollectorRefused.
