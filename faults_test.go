@@ -1,11 +1,8 @@
 package lens_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -29,6 +26,7 @@ import (
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/collectortest"
+	"github.com/nemolens/lens-go/internal/faulttest"
 )
 
 // Fault injection: "telemetry never breaks the job". Every test here runs
@@ -37,14 +35,9 @@ import (
 // connections) and, wherever the real process environment or stderr
 // matters — the OTLP exporters read OTEL_EXPORTER_OTLP_* from the process
 // environment and report through the OpenTelemetry globals — in a child
-// process: TestFaultHelper re-runs the test binary with exactly the
-// environment a test gives it and reports what happened, and the test reads
-// the child's stderr as a user would see it.
-
-const (
-	faultHelperVar = "LENS_FAULT_HELPER"
-	faultMarker    = "LENS-FAULT-RESULT:"
-)
+// process: runHelper re-runs the test binary (TestHelperProcess, scenario
+// "run") with exactly the environment a test gives it and reports what
+// happened, and the test reads the child's stderr as a user would see it.
 
 // runOutcome is what one run of the "run" scenario saw.
 type runOutcome struct {
@@ -59,65 +52,6 @@ type runOutcome struct {
 	Setup       time.Duration
 	Shutdown    time.Duration
 	Records     []logRecord // with LENS_FAULT_LOGGER=capture
-}
-
-// runFault runs the helper scenario in a child with the parent's
-// environment minus every OTEL_*, NEMO_LENS_* and LENS_* variable, plus
-// env; it decodes the result into out and returns the child's stderr.
-func runFault(t *testing.T, scenario string, env map[string]string, out any) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFaultHelper$", "-test.count=1", "-test.v=false")
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OTEL_") && !strings.HasPrefix(kv, "NEMO_LENS_") && !strings.HasPrefix(kv, "LENS_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, faultHelperVar+"="+scenario)
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("helper %s did not finish within 60 s (hang)\nstdout:\n%s\nstderr:\n%s", scenario, stdout.String(), stderr.String())
-	}
-	if err != nil {
-		t.Fatalf("helper %s: %v (the process must never die of telemetry)\nstdout:\n%s\nstderr:\n%s", scenario, err, stdout.String(), stderr.String())
-	}
-	for line := range strings.Lines(stdout.String()) {
-		if rest, ok := strings.CutPrefix(line, faultMarker); ok {
-			if err := json.Unmarshal([]byte(rest), out); err != nil {
-				t.Fatalf("helper result: %v", err)
-			}
-			return stderr.String()
-		}
-	}
-	t.Fatalf("helper %s printed no result\nstdout:\n%s\nstderr:\n%s", scenario, stdout.String(), stderr.String())
-	return ""
-}
-
-// TestFaultHelper is the child side of the fault tests; it is skipped
-// unless LENS_FAULT_HELPER names a scenario.
-func TestFaultHelper(t *testing.T) {
-	scenario := os.Getenv(faultHelperVar)
-	if scenario == "" {
-		t.Skip("child-process entry point of the fault tests; runs only with " + faultHelperVar + " set")
-	}
-	var result any
-	switch scenario {
-	case "run":
-		result = helperRun(t)
-	default:
-		t.Fatalf("unknown scenario %q", scenario)
-	}
-	b, err := json.Marshal(result)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Println(faultMarker + string(b))
 }
 
 // helperRun is a training process: an enabled Setup in the real process
@@ -218,18 +152,6 @@ func helperRun(t *testing.T) runOutcome {
 	return r
 }
 
-// noiseLines returns the lines of stderr that are not the test binary's
-// own (a coverage warning and the like never start with these).
-func lines(s string) []string {
-	var out []string
-	for l := range strings.Lines(s) {
-		if l = strings.TrimRight(l, "\n"); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // collectorFault is one way a collector can misbehave.
 type collectorFault struct {
 	name     string
@@ -250,16 +172,12 @@ var collectorFaults = []collectorFault{
 	}, 5 * time.Second},
 }
 
-var protocols = []string{lens.ProtocolGRPC, lens.ProtocolHTTPProtobuf}
-
-func protocolName(p string) string { return strings.ReplaceAll(p, "/", "-") }
-
 // checkDistinctLines fails when a line of stderr repeats: each problem is
 // reported once.
 func checkDistinctLines(t *testing.T, stderr string) {
 	t.Helper()
 	seen := map[string]bool{}
-	for _, l := range lines(stderr) {
+	for _, l := range faulttest.Lines(stderr) {
 		// Drop the log package's time stamp.
 		if len(l) > 20 && l[4] == '/' && l[7] == '/' {
 			l = l[20:]
@@ -282,13 +200,13 @@ func checkDistinctLines(t *testing.T, stderr string) {
 // counted as failed or dropped, none lost uncounted.
 func TestFaultCollector(t *testing.T) {
 	t.Parallel()
-	for _, protocol := range protocols {
+	for _, protocol := range faulttest.Protocols() {
 		for _, f := range collectorFaults {
-			t.Run(protocolName(protocol)+"/"+f.name, func(t *testing.T) {
+			t.Run(faulttest.ProtocolName(protocol)+"/"+f.name, func(t *testing.T) {
 				t.Parallel()
 				endpoint, c := f.endpoint(t, protocol)
 				var r runOutcome
-				stderr := runFault(t, "run", map[string]string{
+				stderr := runHelper(t, "run", map[string]string{
 					"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
 					"OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
 					"LENS_FAULT_DEADLINE":         f.deadline.String(),
@@ -332,33 +250,19 @@ func TestFaultCollector(t *testing.T) {
 	}
 }
 
-// secretCanary is a bearer token with an invalid escape; headerForms are
-// malformed OTEL_EXPORTER_OTLP_HEADERS values holding it: a value the
-// exporters cannot unescape, an entry without '=', an invalid key.
-const secretCanary = "SECRETCANARY%zz"
-
-var headerForms = map[string]string{
-	"bad-escape":    "authorization=Bearer " + secretCanary,
-	"missing-equal": "authorization Bearer " + secretCanary,
-	"invalid-key":   "Bearer " + secretCanary + "=x",
-}
-
-// canaryParts are the pieces of the canary that must never be shown.
-var canaryParts = []string{"SECRETCANARY", "Bearer", "%zz"}
-
 // TestFaultHeadersNoSecrets: a malformed OTEL_EXPORTER_OTLP_HEADERS holding
 // a bearer token, in a Setup-ed process with the real environment and the
 // default logger, over both protocols and all three signals: telemetry still
 // flows, and no part of the token reaches stderr or any export.
 func TestFaultHeadersNoSecrets(t *testing.T) {
 	t.Parallel()
-	for _, protocol := range protocols {
-		for form, header := range headerForms {
-			t.Run(protocolName(protocol)+"/"+form, func(t *testing.T) {
+	for _, protocol := range faulttest.Protocols() {
+		for form, header := range faulttest.HeaderForms() {
+			t.Run(faulttest.ProtocolName(protocol)+"/"+form, func(t *testing.T) {
 				t.Parallel()
 				c := collectortest.New(t, protocol, collectortest.OK)
 				var r runOutcome
-				stderr := runFault(t, "run", map[string]string{
+				stderr := runHelper(t, "run", map[string]string{
 					"OTEL_EXPORTER_OTLP_ENDPOINT": c.Endpoint,
 					"OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
 					"OTEL_EXPORTER_OTLP_HEADERS":  header,
@@ -366,7 +270,7 @@ func TestFaultHeadersNoSecrets(t *testing.T) {
 				if r.SetupErr != "" || r.ShutdownErr != "" || r.Settled.Exported != 100 {
 					t.Errorf("Setup %q, Shutdown %q, counts %+v: want 100 spans exported", r.SetupErr, r.ShutdownErr, r.Settled)
 				}
-				for _, part := range canaryParts {
+				for _, part := range faulttest.CanaryParts() {
 					if strings.Contains(stderr, part) {
 						t.Errorf("stderr shows %q of the secret header:\n%s", part, stderr)
 					}
@@ -383,28 +287,10 @@ func TestFaultHeadersNoSecrets(t *testing.T) {
 	}
 }
 
-// badNumbers are out-of-range or malformed values of every numeric setting
-// Setup reads. On the old code some of them killed the process (an
-// 18446744073710 ms interval overflows time.Duration; a queue of ten
-// billion spans is allocated up front).
-var badNumbers = map[string]string{
-	"OTEL_BSP_MAX_QUEUE_SIZE":         "10000000000",
-	"OTEL_BSP_MAX_EXPORT_BATCH_SIZE":  "-1",
-	"OTEL_BSP_SCHEDULE_DELAY":         "18446744073710",
-	"OTEL_BSP_EXPORT_TIMEOUT":         "0",
-	"OTEL_METRIC_EXPORT_INTERVAL":     "18446744073710",
-	"OTEL_METRIC_EXPORT_TIMEOUT":      "99999999999999999999",
-	"OTEL_BLRP_MAX_QUEUE_SIZE":        "10000000000",
-	"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "0",
-	"OTEL_BLRP_SCHEDULE_DELAY":        "18446744073710",
-	"OTEL_BLRP_EXPORT_TIMEOUT":        "1e3",
-	"OTEL_EXPORTER_OTLP_TIMEOUT":      "18446744073710",
-}
-
 // warningsFor returns the lines of text that name the variable (NAME=).
 func warningsFor(text, name string) []string {
 	var out []string
-	for _, l := range lines(text) {
+	for _, l := range faulttest.Lines(text) {
 		if strings.Contains(l, name+"=") {
 			out = append(out, l)
 		}
@@ -420,12 +306,12 @@ func warningsFor(text, name string) []string {
 func TestFaultBadNumbersProcess(t *testing.T) {
 	t.Parallel()
 	garbage := map[string]string{}
-	for k := range badNumbers {
+	for k := range faulttest.BadNumbers() {
 		garbage[k] = "1.5s"
 	}
-	for _, protocol := range protocols {
-		for variant, values := range map[string]map[string]string{"out-of-range": badNumbers, "not-integers": garbage} {
-			t.Run(protocolName(protocol)+"/"+variant, func(t *testing.T) {
+	for _, protocol := range faulttest.Protocols() {
+		for variant, values := range map[string]map[string]string{"out-of-range": faulttest.BadNumbers(), "not-integers": garbage} {
+			t.Run(faulttest.ProtocolName(protocol)+"/"+variant, func(t *testing.T) {
 				t.Parallel()
 				c := collectortest.New(t, protocol, collectortest.OK)
 				env := map[string]string{
@@ -436,7 +322,7 @@ func TestFaultBadNumbersProcess(t *testing.T) {
 					env[k] = v
 				}
 				var r runOutcome
-				stderr := runFault(t, "run", env, &r)
+				stderr := runHelper(t, "run", env, &r)
 				if r.SetupErr != "" || r.ShutdownErr != "" || r.Settled != (lens.SpanCounts{Ended: 100, Exported: 100}) {
 					t.Errorf("Setup %q, Shutdown %q, counts %+v: want 100 spans exported", r.SetupErr, r.ShutdownErr, r.Settled)
 				}
@@ -450,7 +336,7 @@ func TestFaultBadNumbersProcess(t *testing.T) {
 						t.Errorf("%d warnings about %s on stderr, want 1: %q", len(w), name, w)
 					}
 				}
-				if n := len(lines(stderr)); n != len(values) {
+				if n := len(faulttest.Lines(stderr)); n != len(values) {
 					t.Errorf("%d lines on stderr, want %d (one per variable):\n%s", n, len(values), stderr)
 				}
 			})
@@ -471,7 +357,7 @@ func TestFaultBadNumbersLogger(t *testing.T) {
 		"OTEL_METRIC_EXPORT_INTERVAL=negative": "-1",
 	}
 	cases := map[string]string{}
-	for k, v := range badNumbers {
+	for k, v := range faulttest.BadNumbers() {
 		cases[k] = v
 	}
 	for k, v := range extra {
@@ -538,13 +424,13 @@ func TestFaultSDKNoise(t *testing.T) {
 			for _, reader := range []string{"", "manual"} {
 				env["LENS_FAULT_READER"] = reader
 				var r runOutcome
-				if stderr := runFault(t, "run", env, &r); stderr != "" || r.SetupErr != "" {
+				if stderr := runHelper(t, "run", env, &r); stderr != "" || r.SetupErr != "" {
 					t.Errorf("reader %q: Setup %q; stderr:\n%s", reader, r.SetupErr, stderr)
 				}
 			}
 			env["LENS_FAULT_LOGGER"] = "capture"
 			var r runOutcome
-			if stderr := runFault(t, "run", env, &r); stderr != "" {
+			if stderr := runHelper(t, "run", env, &r); stderr != "" {
 				t.Errorf("with a capturing logger, stderr:\n%s", stderr)
 			}
 			var debug, other []string
@@ -596,7 +482,7 @@ func TestFaultStandardSwitches(t *testing.T) {
 				env[k] = v
 			}
 			var r runOutcome
-			stderr := runFault(t, "run", env, &r)
+			stderr := runHelper(t, "run", env, &r)
 			if r.SetupErr != "" || r.ShutdownErr != "" || stderr != "" {
 				t.Errorf("Setup %q, Shutdown %q, stderr %q", r.SetupErr, r.ShutdownErr, stderr)
 			}
@@ -725,16 +611,6 @@ func TestFaultDetectorMatchesSetup(t *testing.T) {
 	}
 }
 
-// bigCarrier is 44,012 bytes: nemo.run.id= and 22,000 "/:" pairs. Parsed
-// and formatted again, each '/' and ':' becomes a three-byte escape, and the
-// carrier (132,012 bytes) no longer fits in one Linux environment string
-// (128 KiB with the name and the NUL).
-var bigCarrier = "nemo.run.id=" + strings.Repeat("/:", 22000)
-
-// fullCarrier is 131,046 bytes, the longest carrier a child can receive,
-// made of invalid escapes that formatting re-encodes larger (%zz → %25zz).
-var fullCarrier = "a=" + strings.Repeat("%zz", 43681) + "x"
-
 // runWithEnv runs /bin/echo hi with env, as a launcher would.
 func runWithEnv(t *testing.T, env []string) (string, error) {
 	t.Helper()
@@ -756,8 +632,8 @@ func TestFaultChildEnvCarrierTooLarge(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the 128 KiB per-string limit is Linux's")
 	}
-	if len(bigCarrier) != 44012 || len(fullCarrier) != 131046 {
-		t.Fatalf("carriers of %d and %d bytes", len(bigCarrier), len(fullCarrier))
+	if len(faulttest.BigCarrier()) != 44012 || len(faulttest.FullCarrier()) != 131046 {
+		t.Fatalf("carriers of %d and %d bytes", len(faulttest.BigCarrier()), len(faulttest.FullCarrier()))
 	}
 	huge := strings.Repeat("/", 100000) // 300,000 bytes encoded
 	for _, tc := range []struct {
@@ -766,8 +642,8 @@ func TestFaultChildEnvCarrierTooLarge(t *testing.T) {
 		overrides   *attr.Map
 		wantCarrier string // "" means none, or an empty one
 	}{
-		{"inherited-44012", bigCarrier, nil, bigCarrier},
-		{"inherited-131046", fullCarrier, nil, fullCarrier},
+		{"inherited-44012", faulttest.BigCarrier(), nil, faulttest.BigCarrier()},
+		{"inherited-131046", faulttest.FullCarrier(), nil, faulttest.FullCarrier()},
 		{"overrides-too-large", "a=1", attr.FromStrings("nv.dl.role", huge), "a=1"},
 		{"neither-fits", "", attr.FromStrings("nv.dl.role", huge), ""},
 		{"inherited-too-large-itself", "a=" + strings.Repeat("x", 140000), attr.FromStrings("b", "1"), ""},

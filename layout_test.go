@@ -11,7 +11,7 @@ import (
 // TestShippedCodeHasNoTestSupport: no package of the main module that is
 // built into the library or the lens command depends on test support (the
 // conformance-vector loader internal/testvectors, the OTLP receivers of
-// internal/collectortest, the scale inputs and instruction counts of
+// internal/collectortest, the hostile inputs of internal/faulttest, the scale inputs and instruction counts of
 // internal/scalegen and internal/callgrind, or package testing).
 func TestShippedCodeHasNoTestSupport(t *testing.T) {
 	t.Parallel()
@@ -49,7 +49,8 @@ func TestShippedCodeHasNoTestSupport(t *testing.T) {
 		deps := strings.Fields(imports)
 		for _, bad := range []string{
 			module + "/internal/testvectors", module + "/internal/collectortest",
-			module + "/internal/scalegen", module + "/internal/callgrind", "testing",
+			module + "/internal/faulttest", module + "/internal/scalegen", module + "/internal/callgrind",
+			"testing",
 		} {
 			if slices.Contains(deps, bad) {
 				t.Errorf("%s imports %s", pkg, bad)

@@ -36,15 +36,16 @@ const (
 )
 
 // runHelper runs TestHelperProcess in a child with env added to a copy of
-// the process environment without any OTEL_* variable, and decodes its
-// result into out.
-func runHelper(t *testing.T, scenario string, env map[string]string, out any) {
+// the process environment without any OTEL_*, NEMO_LENS_* or LENS_*
+// variable, decodes its result into out and returns the child's stderr.
+// The child must exit 0: a process must never die of telemetry.
+func runHelper(t *testing.T, scenario string, env map[string]string, out any) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1", "-test.v=false")
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OTEL_") && !strings.HasPrefix(kv, helperVar+"=") {
+		if !strings.HasPrefix(kv, "OTEL_") && !strings.HasPrefix(kv, "NEMO_LENS_") && !strings.HasPrefix(kv, "LENS_") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
@@ -59,17 +60,18 @@ func runHelper(t *testing.T, scenario string, env map[string]string, out any) {
 		t.Fatalf("helper %s did not finish within 60 s (hang)\nstdout:\n%s\nstderr:\n%s", scenario, stdout.String(), stderr.String())
 	}
 	if err != nil {
-		t.Fatalf("helper %s: %v\nstdout:\n%s\nstderr:\n%s", scenario, err, stdout.String(), stderr.String())
+		t.Fatalf("helper %s: %v (the process must never die of telemetry)\nstdout:\n%s\nstderr:\n%s", scenario, err, stdout.String(), stderr.String())
 	}
 	for line := range strings.Lines(stdout.String()) {
 		if rest, ok := strings.CutPrefix(line, helperMarker); ok {
 			if err := json.Unmarshal([]byte(rest), out); err != nil {
 				t.Fatalf("helper result: %v", err)
 			}
-			return
+			return stderr.String()
 		}
 	}
 	t.Fatalf("helper %s printed no result\nstdout:\n%s\nstderr:\n%s", scenario, stdout.String(), stderr.String())
+	return ""
 }
 
 // wireAttr is an attribute in a form that survives JSON with invalid UTF-8.
@@ -129,6 +131,8 @@ func TestHelperProcess(t *testing.T) {
 		result = helperLeak(t)
 	case "fault":
 		result = helperFault(t)
+	case "run":
+		result = helperRun(t)
 	default:
 		t.Fatalf("unknown scenario %q", scenario)
 	}

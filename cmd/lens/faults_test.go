@@ -13,6 +13,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/nemolens/lens-go/internal/collectortest"
+	"github.com/nemolens/lens-go/internal/faulttest"
 )
 
 // Fault injection against the lens binary: "telemetry never breaks the
@@ -22,21 +23,6 @@ import (
 // port that refuses), and the test reads what a user would see: the
 // command's output and exit status, lens's stderr, and what reached the
 // collector.
-
-var protocols = []string{"grpc", "http/protobuf"}
-
-func protocolName(p string) string { return strings.ReplaceAll(p, "/", "-") }
-
-// nonEmptyLines returns the non-empty lines of s.
-func nonEmptyLines(s string) []string {
-	var out []string
-	for l := range strings.Lines(s) {
-		if l = strings.TrimRight(l, "\n"); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}
 
 // telemetryEnv turns telemetry on, exporting to endpoint over protocol.
 func telemetryEnv(endpoint, protocol string, extra map[string]string) map[string]string {
@@ -53,14 +39,6 @@ func telemetryEnv(endpoint, protocol string, extra map[string]string) map[string
 	return env
 }
 
-// bigCarrier (44,012 bytes) re-encodes to 132,012 bytes, more than one
-// Linux environment string holds; fullCarrier (131,046 bytes, the most a
-// child can receive) is made of invalid escapes that re-encode larger.
-var (
-	bigCarrier  = "nemo.run.id=" + strings.Repeat("/:", 22000)
-	fullCarrier = "a=" + strings.Repeat("%zz", 43681) + "x"
-)
-
 func skipUnlessLinux(t *testing.T) {
 	t.Helper()
 	if runtime.GOOS != "linux" {
@@ -76,10 +54,10 @@ func skipUnlessLinux(t *testing.T) {
 func TestFaultExecCarrierTooLarge(t *testing.T) {
 	t.Parallel()
 	skipUnlessLinux(t)
-	if len(bigCarrier) != 44012 || len(fullCarrier) != 131046 {
-		t.Fatalf("carriers of %d and %d bytes", len(bigCarrier), len(fullCarrier))
+	if len(faulttest.BigCarrier()) != 44012 || len(faulttest.FullCarrier()) != 131046 {
+		t.Fatalf("carriers of %d and %d bytes", len(faulttest.BigCarrier()), len(faulttest.FullCarrier()))
 	}
-	for name, text := range map[string]string{"44012-bytes": bigCarrier, "131046-bytes-of-%zz": fullCarrier} {
+	for name, text := range map[string]string{"44012-bytes": faulttest.BigCarrier(), "131046-bytes-of-%zz": faulttest.FullCarrier()} {
 		for _, telemetry := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/telemetry=%v", name, telemetry), func(t *testing.T) {
 				t.Parallel()
@@ -94,7 +72,7 @@ func TestFaultExecCarrierTooLarge(t *testing.T) {
 				if r.code != 0 || r.stdout != "hi\n" {
 					t.Fatalf("lens exec -- /bin/echo hi: %v", r)
 				}
-				l := nonEmptyLines(r.stderr)
+				l := faulttest.Lines(r.stderr)
 				if len(l) != 1 || !strings.Contains(l[0], "too long") || !strings.Contains(l[0], "inherited carrier") {
 					t.Errorf("stderr %q, want one line saying the command got the inherited carrier", r.stderr)
 				}
@@ -129,7 +107,7 @@ printenv OTEL_RESOURCE_ATTRIBUTES | wc -c
 			env  map[string]string
 			want string // the output of the script
 		}{
-			{"inherited", map[string]string{"SLURM_JOB_ID": "1", "OTEL_RESOURCE_ATTRIBUTES": bigCarrier}, fmt.Sprintf("after\n%d\n", len(bigCarrier)+1)},
+			{"inherited", map[string]string{"SLURM_JOB_ID": "1", "OTEL_RESOURCE_ATTRIBUTES": faulttest.BigCarrier()}, fmt.Sprintf("after\n%d\n", len(faulttest.BigCarrier())+1)},
 			{"none", map[string]string{"SLURM_JOB_ID": "1", "SLURM_JOB_NAME": strings.Repeat("/", 100000)}, "after\n0\n"},
 		} {
 			t.Run(shell+"/"+tc.name, func(t *testing.T) {
@@ -145,29 +123,12 @@ printenv OTEL_RESOURCE_ATTRIBUTES | wc -c
 				if err != nil || strings.TrimSpace(string(out)) != strings.TrimSpace(tc.want) {
 					t.Errorf("%s: %v, output %q, want %q; stderr %q", shell, err, out, tc.want, stderr.String())
 				}
-				if l := nonEmptyLines(stderr.String()); len(l) != 1 || !strings.Contains(l[0], "lens env: the carrier would be") {
+				if l := faulttest.Lines(stderr.String()); len(l) != 1 || !strings.Contains(l[0], "lens env: the carrier would be") {
 					t.Errorf("stderr %q, want one line from lens env", stderr.String())
 				}
 			})
 		}
 	}
-}
-
-// badNumbers are out-of-range or malformed numeric settings; on the old
-// code OTEL_BSP_MAX_QUEUE_SIZE=10000000000 made lens allocate the queue up
-// front and die before the command ran.
-var badNumbers = map[string]string{
-	"OTEL_BSP_MAX_QUEUE_SIZE":         "10000000000",
-	"OTEL_BSP_MAX_EXPORT_BATCH_SIZE":  "-1",
-	"OTEL_BSP_SCHEDULE_DELAY":         "18446744073710",
-	"OTEL_BSP_EXPORT_TIMEOUT":         "0",
-	"OTEL_METRIC_EXPORT_INTERVAL":     "18446744073710",
-	"OTEL_METRIC_EXPORT_TIMEOUT":      "99999999999999999999",
-	"OTEL_BLRP_MAX_QUEUE_SIZE":        "10000000000",
-	"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "0",
-	"OTEL_BLRP_SCHEDULE_DELAY":        "18446744073710",
-	"OTEL_BLRP_EXPORT_TIMEOUT":        "1e3",
-	"OTEL_EXPORTER_OTLP_TIMEOUT":      "18446744073710",
 }
 
 // TestFaultExecBadNumbers: every numeric setting bad at once, over both
@@ -177,12 +138,12 @@ var badNumbers = map[string]string{
 func TestFaultExecBadNumbers(t *testing.T) {
 	t.Parallel()
 	garbage := map[string]string{}
-	for k := range badNumbers {
+	for k := range faulttest.BadNumbers() {
 		garbage[k] = "1.5s"
 	}
-	for _, protocol := range protocols {
-		for variant, values := range map[string]map[string]string{"out-of-range": badNumbers, "not-integers": garbage} {
-			t.Run(protocolName(protocol)+"/"+variant, func(t *testing.T) {
+	for _, protocol := range faulttest.Protocols() {
+		for variant, values := range map[string]map[string]string{"out-of-range": faulttest.BadNumbers(), "not-integers": garbage} {
+			t.Run(faulttest.ProtocolName(protocol)+"/"+variant, func(t *testing.T) {
 				t.Parallel()
 				c := collectortest.New(t, protocol, collectortest.OK)
 				env := telemetryEnv(c.Endpoint, protocol, values)
@@ -193,7 +154,7 @@ func TestFaultExecBadNumbers(t *testing.T) {
 				}
 				for name := range values {
 					n := 0
-					for _, l := range nonEmptyLines(r.stderr) {
+					for _, l := range faulttest.Lines(r.stderr) {
 						if strings.Contains(l, name+"=") {
 							n++
 						}
@@ -202,7 +163,7 @@ func TestFaultExecBadNumbers(t *testing.T) {
 						t.Errorf("%d stderr lines about %s, want 1:\n%s", n, name, r.stderr)
 					}
 				}
-				if n := len(nonEmptyLines(r.stderr)); n != len(values) {
+				if n := len(faulttest.Lines(r.stderr)); n != len(values) {
 					t.Errorf("%d lines on stderr, want %d:\n%s", n, len(values), r.stderr)
 				}
 				if c.Requests(collectortest.Traces) != 1 {
@@ -213,27 +174,16 @@ func TestFaultExecBadNumbers(t *testing.T) {
 	}
 }
 
-// secretCanary and the malformed header forms holding it.
-const secretCanary = "SECRETCANARY%zz"
-
-var headerForms = map[string]string{
-	"bad-escape":    "authorization=Bearer " + secretCanary,
-	"missing-equal": "authorization Bearer " + secretCanary,
-	"invalid-key":   "Bearer " + secretCanary + "=x",
-}
-
-var canaryParts = []string{"SECRETCANARY", "Bearer", "%zz"}
-
 // TestFaultExecHeadersNoSecrets: a malformed OTEL_EXPORTER_OTLP_HEADERS
 // holding a bearer token, over both protocols, at the default log level
 // and at LENS_LOG_LEVEL=debug: the command runs, the span is exported, and
 // no part of the token is on stderr or in what reached the collector.
 func TestFaultExecHeadersNoSecrets(t *testing.T) {
 	t.Parallel()
-	for _, protocol := range protocols {
-		for form, header := range headerForms {
+	for _, protocol := range faulttest.Protocols() {
+		for form, header := range faulttest.HeaderForms() {
 			for _, level := range []string{"", "debug"} {
-				t.Run(protocolName(protocol)+"/"+form+"/level="+level, func(t *testing.T) {
+				t.Run(faulttest.ProtocolName(protocol)+"/"+form+"/level="+level, func(t *testing.T) {
 					t.Parallel()
 					c := collectortest.New(t, protocol, collectortest.OK)
 					r := runBin(t, telemetryEnv(c.Endpoint, protocol, map[string]string{
@@ -243,7 +193,7 @@ func TestFaultExecHeadersNoSecrets(t *testing.T) {
 					if r.code != 0 {
 						t.Fatalf("lens exec: %v", r)
 					}
-					for _, part := range canaryParts {
+					for _, part := range faulttest.CanaryParts() {
 						if strings.Contains(r.stderr, part) {
 							t.Errorf("stderr shows %q of the secret header:\n%s", part, r.stderr)
 						}
@@ -331,8 +281,8 @@ func toStrings(v any) []string {
 func TestFaultExecSDKNoise(t *testing.T) {
 	t.Parallel()
 	for name, text := range map[string]string{"trailing-comma": "nv.dl.rank=0,a=1,", "bad-escape": "nv.dl.rank=0,a=%zz"} {
-		for _, protocol := range protocols {
-			t.Run(name+"/"+protocolName(protocol), func(t *testing.T) {
+		for _, protocol := range faulttest.Protocols() {
+			t.Run(name+"/"+faulttest.ProtocolName(protocol), func(t *testing.T) {
 				t.Parallel()
 				c := collectortest.New(t, protocol, collectortest.OK)
 				r := runBin(t, telemetryEnv(c.Endpoint, protocol, map[string]string{"OTEL_RESOURCE_ATTRIBUTES": text}), "", "exec", "--", "true")
@@ -351,7 +301,7 @@ func TestFaultExecSDKNoise(t *testing.T) {
 // the deadline (--flush-timeout), or the collector's error.
 func TestFaultExecCollector(t *testing.T) {
 	t.Parallel()
-	for _, protocol := range protocols {
+	for _, protocol := range faulttest.Protocols() {
 		for _, tc := range []struct {
 			name     string
 			endpoint func(t testing.TB) string
@@ -365,14 +315,14 @@ func TestFaultExecCollector(t *testing.T) {
 			{"failing-server", func(t testing.TB) string { return collectortest.New(t, protocol, collectortest.Fail).Endpoint }, "5s", "failing on purpose", "deadline"},
 		} {
 			for _, status := range []int{0, 3} {
-				t.Run(fmt.Sprintf("%s/%s/exit=%d", protocolName(protocol), tc.name, status), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%s/exit=%d", faulttest.ProtocolName(protocol), tc.name, status), func(t *testing.T) {
 					t.Parallel()
 					env := telemetryEnv(tc.endpoint(t), protocol, map[string]string{helperEnvName: fmt.Sprintf("exit=%d", status)})
 					r := runBin(t, env, "", "exec", "--flush-timeout", tc.flush, "--", self(t))
 					if r.code != status {
 						t.Errorf("lens exec: %v, want exit %d", r, status)
 					}
-					l := nonEmptyLines(r.stderr)
+					l := faulttest.Lines(r.stderr)
 					if len(l) != 1 || !strings.HasPrefix(l[0], "lens exec: telemetry shutdown: ") ||
 						!strings.Contains(l[0], tc.want) || strings.Contains(l[0], tc.avoid) {
 						t.Errorf("stderr %q, want one telemetry shutdown line about %q", r.stderr, tc.want)
@@ -441,8 +391,8 @@ func TestExecStdin(t *testing.T) {
 //
 //	go test -run '^$' -bench ExecRefusedCollector ./cmd/lens
 func BenchmarkExecRefusedCollector(b *testing.B) {
-	for _, protocol := range append([]string{"telemetry-off"}, protocols...) {
-		b.Run(protocolName(protocol), func(b *testing.B) {
+	for _, protocol := range append([]string{"telemetry-off"}, faulttest.Protocols()...) {
+		b.Run(faulttest.ProtocolName(protocol), func(b *testing.B) {
 			env := cliEnv(nil)
 			if protocol != "telemetry-off" {
 				env = cliEnv(telemetryEnv(collectortest.Refused(b), protocol, nil))
@@ -479,9 +429,9 @@ func TestFaultExecBadEndpoint(t *testing.T) {
 		"credentials":          "http://user:" + password + "@" + refused,
 		"credentials-and-typo": "http://user:" + password + "@[::1",
 	} {
-		for _, protocol := range protocols {
+		for _, protocol := range faulttest.Protocols() {
 			for _, level := range []string{"", "debug"} {
-				t.Run(name+"/"+protocolName(protocol)+"/level="+level, func(t *testing.T) {
+				t.Run(name+"/"+faulttest.ProtocolName(protocol)+"/level="+level, func(t *testing.T) {
 					t.Parallel()
 					env := telemetryEnv(endpoint, protocol, map[string]string{helperEnvName: "exit=3", "LENS_LOG_LEVEL": level})
 					r := runBin(t, env, "", "exec", "--flush-timeout", "300ms", "--", self(t))
@@ -491,7 +441,7 @@ func TestFaultExecBadEndpoint(t *testing.T) {
 					if strings.Contains(r.stderr, password) {
 						t.Errorf("stderr shows the endpoint's password:\n%s", r.stderr)
 					}
-					if l := nonEmptyLines(r.stderr); level == "" && (len(l) != 1 || !strings.HasPrefix(l[0], "lens exec: telemetry shutdown: ")) {
+					if l := faulttest.Lines(r.stderr); level == "" && (len(l) != 1 || !strings.HasPrefix(l[0], "lens exec: telemetry shutdown: ")) {
 						t.Errorf("stderr %q, want one telemetry shutdown line", r.stderr)
 					}
 				})
