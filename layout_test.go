@@ -11,8 +11,9 @@ import (
 // TestShippedCodeHasNoTestSupport: no package of the main module that is
 // built into the library or the lens command depends on test support (the
 // conformance-vector loader internal/testvectors, the OTLP receivers of
-// internal/collectortest, the hostile inputs of internal/faulttest, the scale inputs and instruction counts of
-// internal/scalegen and internal/callgrind, or package testing).
+// internal/collectortest, the hostile inputs of internal/faulttest, the
+// scale inputs and instruction counts of internal/scalegen and
+// internal/callgrind, or package testing).
 func TestShippedCodeHasNoTestSupport(t *testing.T) {
 	t.Parallel()
 	goBin, err := exec.LookPath("go")
