@@ -102,21 +102,28 @@ func BenchmarkSetupShutdown(b *testing.B) {
 	b.Run("sdk", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK())
-			if err != nil {
-				b.Fatal(err)
-			}
-			tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res),
-				sdktrace.WithBatcher(discardExporter{}))
-			mp := metric.NewMeterProvider(metric.WithResource(res), metric.WithReader(metric.NewManualReader()))
-			if err := tp.Shutdown(ctx); err != nil {
-				b.Fatal(err)
-			}
-			if err := mp.Shutdown(ctx); err != nil {
-				b.Fatal(err)
-			}
+			sdkSetupShutdown(b, ctx)
 		}
 	})
+}
+
+// sdkSetupShutdown is what the plain OpenTelemetry SDK does for one Setup
+// and Shutdown: a resource from the environment and the SDK's attributes,
+// a tracer provider with a batcher and a meter provider with a manual
+// reader, both shut down.
+func sdkSetupShutdown(b *testing.B, ctx context.Context) {
+	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil {
+		b.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(discardExporter{}))
+	mp := metric.NewMeterProvider(metric.WithResource(res), metric.WithReader(metric.NewManualReader()))
+	if err := tp.Shutdown(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := mp.Shutdown(ctx); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // BenchmarkSetupShutdownSameResource isolates the cost of Lens's providers
@@ -315,19 +322,7 @@ func BenchmarkScaleSetup(b *testing.B) {
 				b.SetBytes(int64(len(text)))
 				b.ReportAllocs()
 				for b.Loop() {
-					res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK())
-					if err != nil {
-						b.Fatal(err)
-					}
-					tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res),
-						sdktrace.WithBatcher(discardExporter{}))
-					mp := metric.NewMeterProvider(metric.WithResource(res), metric.WithReader(metric.NewManualReader()))
-					if err := tp.Shutdown(ctx); err != nil {
-						b.Fatal(err)
-					}
-					if err := mp.Shutdown(ctx); err != nil {
-						b.Fatal(err)
-					}
+					sdkSetupShutdown(b, ctx)
 				}
 			})
 		})

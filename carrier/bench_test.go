@@ -2,7 +2,6 @@ package carrier_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -127,34 +126,6 @@ func BenchmarkExtend(b *testing.B) {
 //
 //	go test -run '^$' -bench '^BenchmarkScale' -benchtime 200ms ./carrier/
 
-type scaleCase struct {
-	entries, size int
-	shape         scalegen.Shape
-}
-
-func (c scaleCase) String() string {
-	size := fmt.Sprintf("%dB", c.size)
-	if c.size >= 1<<10 {
-		size = fmt.Sprintf("%dKiB", c.size>>10)
-	}
-	return fmt.Sprintf("entries=%d/value=%s/shape=%s", c.entries, size, c.shape)
-}
-
-// scaleCases returns, for each shape, 1 to 10,000 entries of 10 B, then 10
-// entries of 1 KiB, 16 KiB and 100 KiB.
-func scaleCases(shapes ...scalegen.Shape) []scaleCase {
-	var cases []scaleCase
-	for _, shape := range shapes {
-		for _, n := range []int{1, 10, 100, 1000, 10000} {
-			cases = append(cases, scaleCase{n, 10, shape})
-		}
-		for _, size := range []int{1 << 10, 16 << 10, 100 << 10} {
-			cases = append(cases, scaleCase{10, size, shape})
-		}
-	}
-	return cases
-}
-
 func BenchmarkScaleParse(b *testing.B) {
 	// The SDK reports each invalid escape to otel.Handle, whose default
 	// handler logs it.
@@ -162,67 +133,36 @@ func BenchmarkScaleParse(b *testing.B) {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	b.Cleanup(func() { otel.SetErrorHandler(prev) })
 	ctx := context.Background()
-	for _, c := range scaleCases(scalegen.Shapes...) {
-		text := scalegen.Text(c.entries, c.size, c.shape)
+	for _, c := range scalegen.Cases(scalegen.Shapes...) {
+		text := scalegen.Text(c.Entries, c.Size, c.Shape)
 		b.Run(c.String(), func(b *testing.B) {
 			b.Setenv(carrier.EnvVar, text)
-			b.Run("lens", func(b *testing.B) {
-				if n := carrier.Get(nil).Len(); n != c.entries {
-					b.Fatalf("Parse returned %d entries, want %d", n, c.entries)
-				}
-				b.SetBytes(int64(len(text)))
-				b.ReportAllocs()
-				for b.Loop() {
-					carrier.Get(nil)
-				}
-			})
-			b.Run("otel-sdk", func(b *testing.B) {
-				r, err := resource.New(ctx, resource.WithFromEnv())
-				if r.Len() != c.entries {
-					b.Fatalf("the SDK parsed %d attributes, want %d (%v)", r.Len(), c.entries, err)
-				}
-				b.SetBytes(int64(len(text)))
-				b.ReportAllocs()
-				for b.Loop() {
-					resource.New(ctx, resource.WithFromEnv())
-				}
-			})
-			b.Run("floor", func(b *testing.B) {
-				if n := len(parseFloor(text)); n != c.entries {
-					b.Fatalf("the floor parsed %d entries, want %d", n, c.entries)
-				}
-				b.SetBytes(int64(len(text)))
-				b.ReportAllocs()
-				for b.Loop() {
-					parseFloor(text)
-				}
-			})
+			if n := carrier.Get(nil).Len(); n != c.Entries {
+				b.Fatalf("Parse returned %d entries, want %d", n, c.Entries)
+			}
+			if r, err := resource.New(ctx, resource.WithFromEnv()); r.Len() != c.Entries {
+				b.Fatalf("the SDK parsed %d attributes, want %d (%v)", r.Len(), c.Entries, err)
+			}
+			if n := len(parseFloor(text)); n != c.Entries {
+				b.Fatalf("the floor parsed %d entries, want %d", n, c.Entries)
+			}
+			benchBytes(b, "lens", len(text), func() { carrier.Get(nil) })
+			benchBytes(b, "otel-sdk", len(text), func() { resource.New(ctx, resource.WithFromEnv()) })
+			benchBytes(b, "floor", len(text), func() { parseFloor(text) })
 		})
 	}
 }
 
 func BenchmarkScaleFormat(b *testing.B) {
-	for _, c := range scaleCases(scalegen.Plain, scalegen.Escaped) {
-		m := scalegen.Map(c.entries, c.size, c.shape)
+	for _, c := range scalegen.Cases(scalegen.Plain, scalegen.Escaped) {
+		m := scalegen.Map(c.Entries, c.Size, c.Shape)
 		b.Run(c.String(), func(b *testing.B) {
 			text, dropped := carrier.Format(m)
 			if floor := formatFloor(m); text != floor || dropped != nil {
 				b.Fatalf("Format and the floor disagree (dropped %v)", dropped)
 			}
-			b.Run("lens", func(b *testing.B) {
-				b.SetBytes(int64(len(text)))
-				b.ReportAllocs()
-				for b.Loop() {
-					carrier.Format(m)
-				}
-			})
-			b.Run("floor", func(b *testing.B) {
-				b.SetBytes(int64(len(text)))
-				b.ReportAllocs()
-				for b.Loop() {
-					formatFloor(m)
-				}
-			})
+			benchBytes(b, "lens", len(text), func() { carrier.Format(m) })
+			benchBytes(b, "floor", len(text), func() { formatFloor(m) })
 		})
 	}
 }
@@ -233,52 +173,28 @@ func BenchmarkScaleExtend(b *testing.B) {
 		attr.Entry{Key: "nv.dl.local_rank", Value: attr.Int(1)},
 		attr.Entry{Key: "service.instance.id", Value: attr.String("6f1c2a9e-3b4d-5e8f-9a0b-1c2d3e4f5a6b-17")},
 	)
-	for _, c := range scaleCases(scalegen.Plain, scalegen.Escaped) {
-		text := scalegen.Text(c.entries, c.size, c.shape)
+	for _, c := range scalegen.Cases(scalegen.Plain, scalegen.Escaped) {
+		text := scalegen.Text(c.Entries, c.Size, c.Shape)
 		b.Run(c.String(), func(b *testing.B) {
 			got, _ := carrier.Extend(text, nil, overrides)
 			if floor := extendFloor(text, overrides); got != floor {
 				b.Fatalf("Extend and the floor disagree")
 			}
-			b.Run("lens", func(b *testing.B) {
-				b.SetBytes(int64(len(text)))
-				b.ReportAllocs()
-				for b.Loop() {
-					carrier.Extend(text, nil, overrides)
-				}
-			})
-			b.Run("floor", func(b *testing.B) {
-				b.SetBytes(int64(len(text)))
-				b.ReportAllocs()
-				for b.Loop() {
-					extendFloor(text, overrides)
-				}
-			})
+			benchBytes(b, "lens", len(text), func() { carrier.Extend(text, nil, overrides) })
+			benchBytes(b, "floor", len(text), func() { extendFloor(text, overrides) })
 		})
 	}
 }
 
 func BenchmarkScaleDuplicateKeys(b *testing.B) {
-	for _, c := range scaleCases(scalegen.Escaped) {
-		text := scalegen.DupText(c.entries, c.size, c.shape)
+	for _, c := range scalegen.Cases(scalegen.Escaped) {
+		text := scalegen.DupText(c.Entries, c.Size, c.Shape)
 		b.Run(c.String(), func(b *testing.B) {
 			if got, floor := carrier.DuplicateKeys(text), duplicatesFloor(text); len(got) != len(floor) {
 				b.Fatalf("DuplicateKeys found %d, the floor %d", len(got), len(floor))
 			}
-			b.Run("lens", func(b *testing.B) {
-				b.SetBytes(int64(len(text)))
-				b.ReportAllocs()
-				for b.Loop() {
-					carrier.DuplicateKeys(text)
-				}
-			})
-			b.Run("floor", func(b *testing.B) {
-				b.SetBytes(int64(len(text)))
-				b.ReportAllocs()
-				for b.Loop() {
-					duplicatesFloor(text)
-				}
-			})
+			benchBytes(b, "lens", len(text), func() { carrier.DuplicateKeys(text) })
+			benchBytes(b, "floor", len(text), func() { duplicatesFloor(text) })
 		})
 	}
 }
@@ -286,32 +202,32 @@ func BenchmarkScaleDuplicateKeys(b *testing.B) {
 // BenchmarkScaleCheck checks a parsed carrier as `lens carrier check` does:
 // every key required, two forbidden, duplicates searched in the text.
 func BenchmarkScaleCheck(b *testing.B) {
-	for _, c := range scaleCases(scalegen.Escaped) {
-		text := scalegen.DupText(c.entries, c.size, c.shape)
+	for _, c := range scalegen.Cases(scalegen.Escaped) {
+		text := scalegen.DupText(c.Entries, c.Size, c.Shape)
 		attrs := carrier.Parse(text)
 		required := attrs.Keys()
 		forbidden := []string{"slurm.nodelist", scalegen.Key(0)}
 		b.Run(c.String(), func(b *testing.B) {
-			b.Run("lens", func(b *testing.B) {
-				b.SetBytes(int64(len(text)))
-				b.ReportAllocs()
-				for b.Loop() {
-					carrier.Check(attrs, required, forbidden, text)
-				}
-			})
-			b.Run("floor", func(b *testing.B) {
-				index := make(map[string]attr.Value, attrs.Len())
-				for k, v := range attrs.All() {
-					index[k] = v
-				}
-				b.SetBytes(int64(len(text)))
-				b.ReportAllocs()
-				for b.Loop() {
-					checkFloor(index, required, forbidden, text)
-				}
-			})
+			benchBytes(b, "lens", len(text), func() { carrier.Check(attrs, required, forbidden, text) })
+			index := make(map[string]attr.Value, attrs.Len())
+			for k, v := range attrs.All() {
+				index[k] = v
+			}
+			benchBytes(b, "floor", len(text), func() { checkFloor(index, required, forbidden, text) })
 		})
 	}
+}
+
+// benchBytes runs f as the sub-benchmark name, reporting allocations and
+// the throughput of n bytes per call.
+func benchBytes(b *testing.B, name string, n int, f func()) {
+	b.Run(name, func(b *testing.B) {
+		b.SetBytes(int64(n))
+		b.ReportAllocs()
+		for b.Loop() {
+			f()
+		}
+	})
 }
 
 // The floors.

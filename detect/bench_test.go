@@ -2,7 +2,6 @@ package detect_test
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"os"
 	"strconv"
@@ -134,9 +133,9 @@ func BenchmarkScaleDetect(b *testing.B) {
 	for _, k := range lensconv.InheritedKeys() {
 		allow[k] = true
 	}
-	for _, c := range detectScaleCases(scalegen.Plain, scalegen.Escaped) {
+	for _, c := range scalegen.Cases(scalegen.Plain, scalegen.Escaped) {
 		env := environ.Map(scalegen.SlurmTask())
-		text := scalegen.LauncherCarrier + "," + scalegen.Text(c.entries, c.size, c.shape)
+		text := scalegen.LauncherCarrier + "," + scalegen.Text(c.Entries, c.Size, c.Shape)
 		env[carrier.EnvVar] = text
 		b.Run(c.String(), func(b *testing.B) {
 			b.Setenv(carrier.EnvVar, text)
@@ -153,7 +152,7 @@ func BenchmarkScaleDetect(b *testing.B) {
 			b.Run("otel-sdk", func(b *testing.B) {
 				r, err := resource.New(ctx, resource.WithFromEnv(), resource.WithHost(),
 					resource.WithProcessPID(), resource.WithTelemetrySDK())
-				if want := 19 + c.entries + 3 + 2; err != nil || r.Len() != want {
+				if want := 19 + c.Entries + 3 + 2; err != nil || r.Len() != want {
 					b.Fatalf("the SDK's resource has %d attributes, want %d (%v)", r.Len(), want, err)
 				}
 				b.SetBytes(int64(len(text)))
@@ -175,36 +174,6 @@ func BenchmarkScaleDetect(b *testing.B) {
 			})
 		})
 	}
-}
-
-// detectScaleCase is a carrier scale case (carrier/bench_test.go).
-type detectScaleCase struct {
-	entries, size int
-	shape         scalegen.Shape
-}
-
-func (c detectScaleCase) String() string {
-	size := fmt.Sprintf("%dB", c.size)
-	if c.size >= 1<<10 {
-		size = fmt.Sprintf("%dKiB", c.size>>10)
-	}
-	return fmt.Sprintf("entries=%d/value=%s/shape=%s", c.entries, size, c.shape)
-}
-
-// detectScaleCases returns, for each shape, 1 to 10,000 entries of 10 B,
-// then 10 entries of 1 KiB, 16 KiB and 100 KiB, as the carrier scale
-// benchmarks do.
-func detectScaleCases(shapes ...scalegen.Shape) []detectScaleCase {
-	var cases []detectScaleCase
-	for _, shape := range shapes {
-		for _, n := range []int{1, 10, 100, 1000, 10000} {
-			cases = append(cases, detectScaleCase{n, 10, shape})
-		}
-		for _, size := range []int{1 << 10, 16 << 10, 100 << 10} {
-			cases = append(cases, detectScaleCase{10, size, shape})
-		}
-	}
-	return cases
 }
 
 // floorSlurmVars are the Slurm variables the floor copies.

@@ -2,17 +2,50 @@
 // texts and attribute maps with a given number of entries, value size and
 // value shape, for the carrier, Detect and Setup scale benchmarks, the
 // linearity driver (carrier/internal/lineardriver) and the scale-report
-// driver in tools/scale, which scripts/scale-report.sh runs. It does not use package carrier, so
-// that the inputs do not depend on the code they measure. Only tests,
-// benchmarks and those drivers import it.
+// driver in tools/scale, which scripts/scale-report.sh runs. It does not use
+// package carrier, so that the inputs do not depend on the code they
+// measure. Only tests, benchmarks and those drivers import it.
 package scalegen
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/nemolens/lens-go/attr"
 )
+
+// Case is one point of the scale benchmarks: Entries values of Size bytes
+// (decoded) of one Shape.
+type Case struct {
+	Entries, Size int
+	Shape         Shape
+}
+
+// String is the benchmark name of the case, e.g.
+// "entries=1000/value=10B/shape=escaped" or "entries=10/value=16KiB/shape=plain".
+func (c Case) String() string {
+	size := fmt.Sprintf("%dB", c.Size)
+	if c.Size >= 1<<10 {
+		size = fmt.Sprintf("%dKiB", c.Size>>10)
+	}
+	return fmt.Sprintf("entries=%d/value=%s/shape=%s", c.Entries, size, c.Shape)
+}
+
+// Cases returns the scale benchmarks' cases for each shape: 1 to 10,000
+// entries of 10 B, then 10 entries of 1 KiB, 16 KiB and 100 KiB.
+func Cases(shapes ...Shape) []Case {
+	var cases []Case
+	for _, shape := range shapes {
+		for _, n := range []int{1, 10, 100, 1000, 10000} {
+			cases = append(cases, Case{n, 10, shape})
+		}
+		for _, size := range []int{1 << 10, 16 << 10, 100 << 10} {
+			cases = append(cases, Case{10, size, shape})
+		}
+	}
+	return cases
+}
 
 // Shape is the kind of value text a generator produces.
 type Shape string
