@@ -26,17 +26,26 @@ const RelPath = "testdata/conformance/vectors.json"
 
 const modulePath = "github.com/nemolens/lens-go"
 
-// Path returns the vectors file's path: RelPath under the nearest directory
-// above the working directory (a test's package directory) whose go.mod
-// declares the lens-go module.
+// Path returns the vectors file's path: RelPath under [RepoRoot].
 func Path() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, filepath.FromSlash(RelPath)), nil
+}
+
+// RepoRoot returns the repository root: the nearest directory above the
+// working directory (a test's package directory, in any of the
+// repository's modules) whose go.mod declares the lens-go module.
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
 		if moduleOf(filepath.Join(dir, "go.mod")) == modulePath {
-			return filepath.Join(dir, filepath.FromSlash(RelPath)), nil
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -46,6 +55,7 @@ func Path() (string, error) {
 	}
 }
 
+// moduleOf returns the module path a go.mod file declares, or "".
 func moduleOf(gomod string) string {
 	f, err := os.Open(gomod)
 	if err != nil {
@@ -54,7 +64,8 @@ func moduleOf(gomod string) string {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
+		line := strings.TrimSpace(sc.Text())
+		if rest, ok := strings.CutPrefix(line, "module"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
 			return strings.Trim(strings.TrimSpace(rest), `"`)
 		}
 	}

@@ -1,21 +1,19 @@
 package jaeger
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/nemolens/lens-go/internal/testvectors"
 )
 
 // BinEnv names the environment variable holding the Jaeger binary's path.
 const BinEnv = "JAEGER_BIN"
-
-const rootModule = "github.com/nemolens/lens-go"
 
 // BuildHint tells how to get the binary.
 const BuildHint = "build it with scripts/build-jaeger.sh (several minutes and ~3 GB of " +
@@ -31,7 +29,7 @@ var ErrNoBinary = errors.New("jaeger: no Jaeger binary")
 // whether JAEGER_BIN was set. The error wraps ErrNoBinary when no binary is
 // there.
 func BinaryPath() (path string, explicit bool, err error) {
-	root, rootErr := RepoRoot()
+	root, rootErr := testvectors.RepoRoot()
 	if p := os.Getenv(BinEnv); p != "" {
 		candidates := []string{p}
 		if !filepath.IsAbs(p) && rootErr == nil {
@@ -53,41 +51,6 @@ func BinaryPath() (path string, explicit bool, err error) {
 		return "", false, fmt.Errorf("%w: %s unset and %s does not exist", ErrNoBinary, BinEnv, p)
 	}
 	return p, false, nil
-}
-
-// RepoRoot walks up from the working directory to the directory whose go.mod
-// declares module github.com/nemolens/lens-go.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if modulePath(filepath.Join(dir, "go.mod")) == rootModule {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod of module %s above the working directory", rootModule)
-		}
-		dir = parent
-	}
-}
-
-func modulePath(gomod string) string {
-	f, err := os.Open(gomod)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if rest, ok := strings.CutPrefix(line, "module"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
-			return strings.Trim(strings.TrimSpace(rest), `"`)
-		}
-	}
-	return ""
 }
 
 // StartForTest starts Jaeger for a test, with t.TempDir() as work directory,
