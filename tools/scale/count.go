@@ -4,10 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"time"
 
 	lens "github.com/nemolens/lens-go"
@@ -184,12 +184,7 @@ func callgrindCostsCommand(args []string) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(costs))
-	for k := range costs {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(costs)) {
 		fmt.Printf("%s %d\n", k, costs[k])
 	}
 	return nil

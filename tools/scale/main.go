@@ -53,8 +53,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/nemolens/lens-go/internal/scalegen"
@@ -116,12 +117,7 @@ func envCommand(args []string) error {
 	switch {
 	case len(args) == 1 && args[0] == "slurm-task":
 		env := scalegen.SlurmTask()
-		keys := make([]string, 0, len(env))
-		for k := range env {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(env)) {
 			fmt.Printf("%s=%s\n", k, env[k])
 		}
 		return nil
