@@ -33,7 +33,6 @@ type Handle struct {
 	cfg        Config
 	attrs      *attr.Map
 	res        *resource.Resource
-	enabled    bool
 	exporting  bool
 	propagator propagation.TextMapPropagator
 
@@ -193,7 +192,7 @@ func (h *Handle) SpanCounts() SpanCounts {
 // waiting at most until ctx's deadline ([DefaultShutdownTimeout] when ctx has
 // none). Any number of ForceFlush calls may run at once.
 func (h *Handle) ForceFlush(ctx context.Context) error {
-	if h == nil || !h.enabled {
+	if h == nil || !h.cfg.Enabled {
 		return nil
 	}
 	ctx, cancel := withDefaultDeadline(ctx)
@@ -213,7 +212,7 @@ func (h *Handle) ForceFlush(ctx context.Context) error {
 // ([Handle.SpanCounts]). The error is one line. Only the first call does
 // anything; later calls return nil.
 func (h *Handle) Shutdown(ctx context.Context) error {
-	if h == nil || !h.enabled {
+	if h == nil || !h.cfg.Enabled {
 		return nil
 	}
 	var first bool

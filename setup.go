@@ -186,7 +186,7 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Handle, error) {
 
 func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (_ *Handle, err error) {
 	diag := telemetry.NewDiagnostics(o.t.Logger)
-	h := &Handle{enabled: true, propagator: s.Propagator}
+	h := &Handle{cfg: cfg, propagator: s.Propagator}
 	if !o.noGlobals {
 		// Before anything is built: the exporters report malformed
 		// settings through the internal logger while they are created.
@@ -211,7 +211,7 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 		return nil, err
 	}
 	res := attrs.Resource()
-	h.cfg, h.attrs, h.res = cfg, attrs, res
+	h.cfg, h.attrs, h.res = cfg, attrs, res // cfg with its run id filled in
 
 	var console io.Writer
 	if s.Traces.Kind == telemetry.KindConsole || s.Metrics.Kind == telemetry.KindConsole || s.Logs.Kind == telemetry.KindConsole {
