@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/nemolens/lens-go/environ"
-
+	"github.com/nemolens/lens-go/internal/supervise"
 	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
@@ -28,11 +28,12 @@ type app struct {
 	env environ.Lookuper
 	// hostname is the host name probe; nil means os.Hostname.
 	hostname func() (string, error)
-	// notify and stopNotify subscribe to signals for "lens exec" (signal.Notify
-	// and signal.Stop in main). Nil: signals are not forwarded, which is what
-	// in-process tests need.
-	notify     func(c chan<- os.Signal, sig ...os.Signal)
-	stopNotify func(c chan<- os.Signal)
+	// signals are lens's subscribed signals for "lens exec" (main subscribes
+	// first thing); nil relays none, which is what in-process tests need.
+	signals *supervise.Signals
+	// gpuCount is lens exec's GPU-count probe; nil means
+	// detect.NvidiaSMIGPUCount.
+	gpuCount func(ctx context.Context) (int, bool)
 	// logger receives the records of the library packages lens calls where
 	// they accept a logger; nil builds one on stderr (see newLogger).
 	logger *slog.Logger

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,8 +21,10 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/process"
+	"github.com/nemolens/lens-go/internal/supervise"
 	"github.com/nemolens/lens-go/internal/telemetry"
 	"github.com/nemolens/lens-go/lensconv"
 )
@@ -42,17 +44,33 @@ const wrapperName = "lens-exec"
 var execCommand = &command{
 	name:    "exec",
 	summary: "run a command with the composed carrier (and a span)",
-	usage:   "[--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index] [--command-args] [--flush-timeout D] [--] COMMAND [ARG...]",
-	help: `Run COMMAND with ARGs — directly (execve, looked up in PATH; never through a
-shell) — with OTEL_RESOURCE_ATTRIBUTES set to the current carrier extended
-with --rank-from's, --attr's and --role's (nv.dl.role) values as overrides,
-in that order, and wait for it. stdin, stdout and stderr are the command's
-own. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 received by lens
-are forwarded to the command (a signal sent to the whole process group,
-like Ctrl-C in a terminal, therefore reaches it twice).
+	usage:   "[--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index] [--signals auto|relay|direct] [--command-args] [--flush-timeout D] [--] COMMAND [ARG...]",
+	help: `Run COMMAND with ARGs — found and run as execvp(3) does (PATH with empty,
+"." and relative entries; /bin:/usr/bin when PATH is unset; a file without
+"#!" run by /bin/sh), never through a shell — with OTEL_RESOURCE_ATTRIBUTES
+set to the current carrier extended with --rank-from's, --attr's and
+--role's (nv.dl.role) values as overrides, in that order, and wait for it.
+stdin, stdout and stderr are the command's own.
+
+The command sees what it would see without lens (docs/exec.md says what
+reaches it under Slurm, Kubernetes, torchrun and a terminal):
+  - Signals arrive once. --signals relay (the default outside Slurm): the
+    command leads its own process group and holds lens's terminal, and
+    every signal lens receives is passed on to it. --signals direct (the
+    default inside a Slurm job): the command stays in lens's process group,
+    the senders (Slurm, a process group, a terminal) reach it themselves
+    and lens passes nothing on. Signals that arrive before the command
+    starts are passed on when it runs. A job-control stop of the command
+    stops lens too.
+  - The command gets SIGKILL when lens dies (a parent-death signal); as
+    PID 1 lens reaps every orphan.
+  - Nothing lens does with telemetry delays the start (the GPU probe runs
+    beside the command), and lens's own stdout or stderr failing never
+    changes the status.
 
 Exit status: the command's; 128+N when it was killed by signal N; 127 when
-COMMAND is not found, 126 when it cannot be executed; 2 for a usage error.
+COMMAND is not found, 126 when it was found and cannot be run; 2 for a
+usage error.
 
 The command always starts: when the composed carrier cannot be passed (a
 single environment string is limited to 128 KiB on Linux), it gets the
@@ -85,7 +103,8 @@ receives the span's context in TRACEPARENT and TRACESTATE (the OpenTelemetry
 environment-variable convention), so an instrumented command continues the
 trace. Metrics and logs are not set up. The "console" exporter writes to
 stderr. After the command exits, telemetry is shut down within
---flush-timeout, whatever the collector does; a collector that refuses the
+--flush-timeout, whatever the collector does; SIGINT, SIGTERM, SIGHUP or
+SIGQUIT during that flush ends it at once, and a collector that refuses the
 connection ends it at once, with one line on stderr. A telemetry
 configuration or setup error is reported on stderr and the command runs
 without telemetry. Without telemetry TRACEPARENT/TRACESTATE pass through
@@ -97,6 +116,8 @@ unchanged.`,
 		rankFrom := choiceFlag(fs, "rank-from", "", "take nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from the `launcher`'s variables: slurm, torchrun or k8s-index", telemetry.RankSources()...)
 		commandArgs := fs.Bool("command-args", false, "record every argument of the command in the span (process.command_args); they may hold secrets")
 		flush := fs.Duration("flush-timeout", defaultFlushTimeout, "spend at most `D` (a duration) shutting telemetry down after the command exits")
+		signals := choiceFlag(fs, "signals", supervise.ModeAuto.String(), "how signals reach the command: `auto` (direct inside a Slurm job, else relay), relay (lens passes on every signal it receives; the command leads its own process group) or direct (the command shares lens's process group; lens passes nothing on)",
+			supervise.ModeAuto.String(), supervise.ModeRelay.String(), supervise.ModeDirect.String())
 		return func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 0 {
 				return usagef("missing command")
@@ -104,7 +125,8 @@ unchanged.`,
 			if *flush <= 0 {
 				return usagef("--flush-timeout must be positive")
 			}
-			x := execRun{args: args, overrides: &attr.Map{}, rankFrom: rankFrom.value, commandArgs: *commandArgs, flush: *flush}
+			mode, _ := supervise.ParseMode(signals.value) // the flag accepts valid modes only
+			x := execRun{args: args, overrides: &attr.Map{}, rankFrom: rankFrom.value, commandArgs: *commandArgs, flush: *flush, mode: mode}
 			if x.rankFrom != "" {
 				kvs, warnings := telemetry.RankAttributes(a.env, x.rankFrom)
 				for _, w := range warnings {
@@ -129,6 +151,7 @@ type execRun struct {
 	rankFrom    string
 	commandArgs bool
 	flush       time.Duration
+	mode        supervise.Mode
 }
 
 // environ returns the environment for a child: env's list when it can list
@@ -140,18 +163,50 @@ func (a *app) environ() []string {
 	return os.Environ()
 }
 
-// telemetry is lens exec's span and the tracer provider that exports it.
+// execTelemetry is lens exec's span and the tracer provider that exports it.
 type execTelemetry struct {
 	tracing         *telemetry.Tracing
 	propagator      propagation.TextMapPropagator
 	span            trace.Span
 	ctx             context.Context
 	restoreIdentity func()
+	// attrs are the resource attributes; gpu, when not nil, is the GPU
+	// probe running beside the command, whose count completes them.
+	attrs *attr.Map
+	gpu   *gpuProbe
 }
+
+// gpuProbe is the GPU-count probe of lens exec, run beside the command so
+// that it never delays its start.
+type gpuProbe struct {
+	done   chan struct{}
+	cancel context.CancelFunc
+	n      int
+	ok     bool
+}
+
+func (a *app) startGPUProbe() *gpuProbe {
+	probe := a.gpuCount
+	if probe == nil {
+		probe = detect.NvidiaSMIGPUCount
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &gpuProbe{done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(g.done)
+		g.n, g.ok = probe(ctx)
+	}()
+	return g
+}
+
+// noGPUCount stands for the probe while the resource is assembled: the
+// probe's count is added when it comes.
+func noGPUCount(context.Context) (int, bool) { return 0, false }
 
 // startTelemetry sets up tracing when the configuration enables it and
 // starts the span of the command. It returns nil when telemetry is off or
-// cannot be set up (after saying why on stderr, once).
+// cannot be set up (after saying why on stderr, once). Nothing it does
+// blocks: the GPU probe, when one is needed, runs beside the command.
 func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	cfg, err := telemetry.FromEnv(a.env, "", "")
 	if err != nil {
@@ -175,20 +230,32 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	if s.Traces.Kind == telemetry.KindNone {
 		return nil
 	}
+	detectOpts := a.detectOptions()
+	var gpu *gpuProbe
+	if _, ok := a.env.LookupEnv("CUDA_VISIBLE_DEVICES"); !ok {
+		gpu = a.startGPUProbe()
+		detectOpts = append(detectOpts, detect.WithGPUCount(noGPUCount))
+	}
 	o := &telemetry.Options{
 		Attrs:   x.overrides.KeyValues(), // --rank-from's ranks included
 		Env:     a.env,
-		Detect:  a.detectOptions(),
+		Detect:  detectOpts,
 		Logger:  a.logger,
 		Wrapper: wrapperName,
 		PID:     a.pid(),
 	}
 	cfg = o.FillRunID(cfg)
 	base := telemetry.SDKAttributes()
+	fail := func(err error) *execTelemetry {
+		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", err)
+		if gpu != nil {
+			gpu.cancel()
+		}
+		return nil
+	}
 	attrs, err := telemetry.ResourceAttributes(ctx, cfg, o, base[:], true)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", err)
-		return nil
+		return fail(err)
 	}
 	tracing, err := telemetry.NewTracing(ctx, attrs.Resource(), &s, telemetry.TracingOptions{
 		Console:     telemetry.ConsoleWriter(a.stderr),
@@ -196,8 +263,7 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		Env:         a.env,
 	})
 	if err != nil {
-		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", err)
-		return nil
+		return fail(err)
 	}
 	id, _ := attrs.Get(lensconv.ServiceInstanceID)
 	t := &execTelemetry{
@@ -205,6 +271,8 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		propagator: s.Propagator,
 		// The command is this process's child: it gets this run id.
 		restoreIdentity: process.SetIdentity(process.Identity{RunID: cfg.RunID, InstanceID: id.String()}),
+		attrs:           attrs,
+		gpu:             gpu,
 	}
 	spanAttrs := []attribute.KeyValue{
 		attribute.String("process.command", x.args[0]),
@@ -218,16 +286,46 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	return t
 }
 
+// probeDone is closed when the GPU probe (if any) has finished.
+func (t *execTelemetry) probeDone() <-chan struct{} {
+	if t == nil || t.gpu == nil {
+		return closedChan
+	}
+	return t.gpu.done
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
 // end ends the span with the outcome and shuts telemetry down within
-// timeout.
-func (t *execTelemetry) end(a *app, status int, detail string, timeout time.Duration) {
+// timeout, or at once when interrupted is closed. The GPU probe's count
+// joins the resource first, if it comes within that time.
+func (t *execTelemetry) end(a *app, status int, detail string, timeout time.Duration, interrupted <-chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-interrupted:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if t.gpu != nil {
+		select {
+		case <-t.gpu.done:
+			if t.gpu.ok {
+				t.attrs.Set(lensconv.HostGPUCount, attr.Int(t.gpu.n))
+				t.tracing.SetResource(t.attrs.Resource())
+			}
+		case <-ctx.Done():
+			t.gpu.cancel()
+			fmt.Fprintf(a.stderr, "lens exec: the GPU probe had not finished when the telemetry flush ended: the span has no %s\n", lensconv.HostGPUCount)
+		}
+	}
 	t.span.SetAttributes(attribute.Int("process.exit.code", status))
 	if status != 0 {
 		t.span.SetStatus(codes.Error, detail)
 	}
 	t.span.End()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
 	if err := t.tracing.Shutdown(ctx); err != nil {
 		fmt.Fprintf(a.stderr, "lens exec: telemetry shutdown: %v\n", oneLine(err))
 	}
@@ -247,68 +345,87 @@ func (a *app) exec(ctx context.Context, x *execRun) error {
 	env, err := carrier.ChildEnv(childCtx, x.overrides, opts...)
 	a.reportChildEnv(err)
 
-	command := func(env []string) *exec.Cmd {
-		cmd := exec.Command(x.args[0], x.args[1:]...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
-		cmd.Env = env
-		return cmd
-	}
-
-	// Subscribe before starting, so that no signal meant for the command
-	// is lost (or kills lens) in between.
-	var signals chan os.Signal
-	if a.notify != nil {
-		signals = make(chan os.Signal, 8)
-		a.notify(signals, forwardedSignals...)
-		defer a.stopNotify(signals)
-	}
-	cmd, err := a.start(command, env)
+	files, closeFiles := a.stdio()
+	mode := supervise.ResolveMode(x.mode, a.env)
+	p, err := a.start(supervise.Command{
+		Args: x.args, Env: env,
+		Stdin: files[0], Stdout: files[1], Stderr: files[2],
+		Mode: mode, Signals: a.signals,
+	})
 	if err != nil {
+		closeFiles()
 		fmt.Fprintf(a.stderr, "lens exec: %v\n", err)
-		status := startFailure(err)
+		status := 126
+		var se *supervise.StartError
+		if errors.As(err, &se) {
+			status = se.Status()
+		}
 		if tel != nil {
-			tel.end(a, status, err.Error(), x.flush)
+			tel.end(a, status, err.Error(), x.flush, nil)
 		}
 		return exitStatus(status)
 	}
+	defer p.Close()
 	if tel != nil {
 		tel.span.SetAttributes(
-			attribute.String("process.executable.path", cmd.Path),
-			attribute.Int("process.pid", cmd.Process.Pid),
+			attribute.String("process.executable.path", p.Path()),
+			attribute.Int("process.pid", p.Pid()),
 		)
 	}
-	done := make(chan struct{})
-	if signals != nil {
-		go func() {
-			for {
-				select {
-				case sig := <-signals:
-					_ = cmd.Process.Signal(sig) // fails only once the command has exited
-				case <-done:
-					return
-				}
-			}
-		}()
-	}
-	err = cmd.Wait()
-	close(done)
-	var status int
-	var detail string
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		status, detail = waitStatus(ee.ProcessState)
-	default:
-		// An I/O copying error after the command ran: report it, keep the
-		// command's status.
-		fmt.Fprintf(a.stderr, "lens exec: %v\n", err)
-		status, detail = waitStatus(cmd.ProcessState)
-	}
+	// As PID 1, lens reaps every orphan once its own probe is done.
+	go func() {
+		<-tel.probeDone()
+		p.ReapOrphans()
+	}()
+	exit := p.Wait()
+	closeFiles()
 	if tel != nil {
-		tel.end(a, status, detail, x.flush)
+		tel.end(a, exit.Status(), exit.String(), x.flush, p.Interrupted())
 	}
-	return exitStatus(status)
+	return exitStatus(exit.Status())
+}
+
+// stdio returns the command's standard files: lens's own when they are
+// files, else pipes copied to and from lens's readers and writers (the
+// in-process tests). done closes lens's ends and waits for the copies.
+func (a *app) stdio() (files [3]*os.File, done func()) {
+	var copies sync.WaitGroup
+	var parentEnds []*os.File
+	if f, ok := a.stdin.(*os.File); ok {
+		files[0] = f
+	} else if r, w, err := os.Pipe(); err == nil {
+		files[0] = r
+		copies.Go(func() {
+			_, _ = io.Copy(w, a.stdin)
+			_ = w.Close()
+		})
+		parentEnds = append(parentEnds, r, w) // closing w also ends a copy the command does not read
+	}
+	for i, out := range []io.Writer{a.stdout, a.stderr} {
+		if f, ok := out.(*os.File); ok {
+			files[i+1] = f
+			continue
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			continue
+		}
+		files[i+1] = w
+		parentEnds = append(parentEnds, w)
+		copies.Go(func() {
+			_, _ = io.Copy(out, r)
+			_ = r.Close()
+		})
+	}
+	var once sync.Once
+	return files, func() {
+		once.Do(func() {
+			for _, f := range parentEnds {
+				_ = f.Close()
+			}
+			copies.Wait()
+		})
+	}
 }
 
 // reportChildEnv says once on stderr what the child's environment lacks:
@@ -338,16 +455,16 @@ func (a *app) reportChildEnv(err error) {
 	}
 }
 
-// start starts the command with env; when the environment is too large
-// for the kernel (E2BIG), it tries again with the carrier lens inherited,
-// then without a carrier, saying so once, so that the command starts
-// whenever it can.
-func (a *app) start(command func([]string) *exec.Cmd, env []string) (*exec.Cmd, error) {
-	cmd := command(env)
-	err := cmd.Start()
+// start starts the command; when the environment is too large for the
+// kernel (E2BIG), it tries again with the carrier lens inherited, then
+// without a carrier, saying so once, so that the command starts whenever
+// it can.
+func (a *app) start(c supervise.Command) (*supervise.Process, error) {
+	p, err := supervise.Start(&c)
 	if err == nil || !errors.Is(err, syscall.E2BIG) {
-		return cmd, err
+		return p, err
 	}
+	env := c.Env
 	const prefix = carrier.EnvVar + "="
 	without := make([]string, 0, len(env))
 	for _, kv := range env {
@@ -356,24 +473,15 @@ func (a *app) start(command func([]string) *exec.Cmd, env []string) (*exec.Cmd, 
 		}
 	}
 	if inherited, ok := a.env.LookupEnv(carrier.EnvVar); ok {
-		cmd = command(append(slices.Clip(without), prefix+inherited))
-		if err = cmd.Start(); err == nil {
+		c.Env = append(slices.Clip(without), prefix+inherited)
+		if p, err = supervise.Start(&c); err == nil {
 			fmt.Fprintf(a.stderr, "lens exec: the environment was too large for the command (E2BIG); it got the inherited carrier\n")
-			return cmd, nil
+			return p, nil
 		}
 	}
-	cmd = command(without)
-	if err = cmd.Start(); err == nil {
+	c.Env = without
+	if p, err = supervise.Start(&c); err == nil {
 		fmt.Fprintf(a.stderr, "lens exec: the environment was too large for the command (E2BIG); it got no carrier\n")
 	}
-	return cmd, err
-}
-
-// startFailure maps an error starting the command to the shell's statuses:
-// 127 not found, 126 found but not executable.
-func startFailure(err error) int {
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		return 127
-	}
-	return 126
+	return p, err
 }

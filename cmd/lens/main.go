@@ -4,16 +4,21 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"os/signal"
 
 	"go.opentelemetry.io/otel"
 
-	"github.com/nemolens/lens-go/internal/telemetry"
-
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/supervise"
+	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
 func main() {
+	// lens exec handles signals from its first instruction to its exit: what
+	// arrives before the command starts is passed on once it runs.
+	var signals *supervise.Signals
+	if len(os.Args) > 1 && os.Args[1] == execCommand.name {
+		signals = supervise.Notify()
+	}
 	env := environ.OS{}
 	// The library packages log through slog.Default where no logger can be
 	// injected; lens keeps them at LENS_LOG_LEVEL (default error) on stderr.
@@ -25,14 +30,13 @@ func main() {
 	otel.SetErrorHandler(diag)
 	otel.SetLogger(diag.Logger())
 	a := &app{
-		stdin:      os.Stdin,
-		stdout:     os.Stdout,
-		stderr:     os.Stderr,
-		env:        env,
-		notify:     signal.Notify,
-		stopNotify: signal.Stop,
-		logger:     logger,
-		diag:       diag,
+		stdin:   os.Stdin,
+		stdout:  os.Stdout,
+		stderr:  os.Stderr,
+		env:     env,
+		signals: signals,
+		logger:  logger,
+		diag:    diag,
 	}
 	os.Exit(a.main(context.Background(), os.Args[1:]))
 }

@@ -45,7 +45,7 @@ type SpanCounts struct {
 // resource.
 type spanPipeline struct {
 	exp      sdktrace.SpanExporter
-	res      *resource.Resource
+	res      atomic.Pointer[resource.Resource] // stamped on every exported span
 	maxQueue int
 	maxBatch int
 	delay    time.Duration
@@ -77,7 +77,6 @@ type spanPipeline struct {
 func newSpanPipeline(exp sdktrace.SpanExporter, res *resource.Resource, s *Settings, guard *RefusalGuard, onError func(error)) *spanPipeline {
 	p := &spanPipeline{
 		exp:      exp,
-		res:      res,
 		maxQueue: s.BSPMaxQueueSize,
 		maxBatch: s.BSPMaxExportBatch,
 		delay:    s.BSPScheduleDelay,
@@ -89,6 +88,7 @@ func newSpanPipeline(exp sdktrace.SpanExporter, res *resource.Resource, s *Setti
 		stop:     make(chan struct{}),
 		stopped:  make(chan struct{}),
 	}
+	p.res.Store(res)
 	p.workCtx, p.abort = context.WithCancel(context.Background())
 	go p.run()
 	return p
@@ -307,7 +307,7 @@ func (p *spanPipeline) export(batch []sdktrace.ReadOnlySpan) error {
 		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel()
 	}
-	spans := withResource(batch, p.res)
+	spans := withResource(batch, p.res.Load())
 	// A nil guard runs the export as it is (and marks a refused connection).
 	return p.guard.Export(ctx, func(ctx context.Context) error { return p.exp.ExportSpans(ctx, spans) })
 }

@@ -83,6 +83,11 @@ func (t *Tracing) SDK() *sdktrace.TracerProvider { return t.sdk }
 // when none).
 func (t *Tracing) Parent() trace.SpanContext { return t.parent }
 
+// SetResource replaces the resource stamped on the spans exported from now
+// on (lens exec completes its resource with the GPU probe's count, which
+// runs beside the command, before its span ends).
+func (t *Tracing) SetResource(res *resource.Resource) { t.pipeline.res.Store(res) }
+
 // Counts returns the span accounting.
 func (t *Tracing) Counts() SpanCounts { return t.pipeline.Counts() }
 

@@ -1,0 +1,354 @@
+package supervise
+
+import (
+	"errors"
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+)
+
+// Process is a started command.
+type Process struct {
+	proc *os.Process
+	pid  int
+	path string
+	mode Mode
+	pid1 bool
+	// pgid is the command's process group (its pid in ModeRelay).
+	pgid int
+	// tty is the descriptor of the terminal whose foreground lens handed to
+	// the command, or -1.
+	tty int
+
+	sigs *Signals
+	// preStart is how many signals were queued when the command started:
+	// they arrived before it existed, so they are passed on in every mode.
+	preStart int
+
+	chld     chan struct{} // SIGCHLD seen: reap
+	reapAll  chan struct{} // closed by ReapOrphans
+	reapOnce sync.Once
+
+	stopped atomic.Bool // lens stopped itself after the command stopped
+
+	done        chan struct{} // closed when the command has been reaped
+	exit        Exit
+	interrupted chan struct{} // closed by a stop request after the exit
+	intOnce     sync.Once
+	closed      chan struct{}
+	closeOnce   sync.Once
+	relayDone   chan struct{}
+}
+
+// Start starts the command. It returns a *StartError when the command
+// cannot be started; the error wraps the execve(2) errno (E2BIG among
+// them).
+//
+// The command is started by a thread that stays alive, locked, until the
+// command has exited: the parent-death signal (SIGKILL) fires when lens
+// dies, never before.
+func Start(c *Command) (*Process, error) {
+	p := &Process{
+		mode:        c.Mode,
+		pid1:        os.Getpid() == 1,
+		tty:         -1,
+		sigs:        c.Signals,
+		chld:        make(chan struct{}, 1),
+		reapAll:     make(chan struct{}),
+		done:        make(chan struct{}),
+		interrupted: make(chan struct{}),
+		closed:      make(chan struct{}),
+		relayDone:   make(chan struct{}),
+	}
+	if p.mode == ModeAuto {
+		p.mode = ModeRelay
+	}
+	sys := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if p.mode == ModeRelay {
+		sys.Setpgid = true
+		if fd, ok := foregroundTerminal(c.Stdin, c.Stdout, c.Stderr); ok {
+			sys.Foreground, sys.Ctty = true, fd
+			p.tty = fd
+		}
+	}
+	attr := &os.ProcAttr{Env: c.Env, Files: []*os.File{c.Stdin, c.Stdout, c.Stderr}, Sys: sys}
+
+	type started struct {
+		proc *os.Process
+		path string
+		err  error
+	}
+	res := make(chan started, 1)
+	go func() {
+		// Never unlocked: the thread ends with this goroutine, after the
+		// command has been reaped.
+		runtime.LockOSThread()
+		proc, path, err := lookupStart(c.Args, c.Env, func(file string, argv []string) (*os.Process, error) {
+			return os.StartProcess(file, argv, attr)
+		})
+		if err == nil && p.sigs != nil {
+			p.preStart = len(p.sigs.c)
+		}
+		res <- started{proc, path, err}
+		if err == nil {
+			p.wait(proc.Pid)
+		}
+	}()
+	r := <-res
+	if r.err != nil {
+		close(p.relayDone)
+		return nil, r.err
+	}
+	p.proc, p.path, p.pid = r.proc, r.path, r.proc.Pid
+	p.pgid = syscall.Getpgrp()
+	if p.mode == ModeRelay {
+		p.pgid = p.pid
+	}
+	if p.sigs != nil {
+		go p.relay()
+	} else {
+		close(p.relayDone)
+	}
+	return p, nil
+}
+
+// Pid is the command's process id.
+func (p *Process) Pid() int { return p.pid }
+
+// Path is the file that was run (the PATH entry found, or /bin/sh for a
+// file without "#!").
+func (p *Process) Path() string { return p.path }
+
+// Mode is the signal mode in force.
+func (p *Process) Mode() Mode { return p.mode }
+
+// ReapOrphans lets lens, as PID 1, reap every child and not only the
+// command. Call it once lens's own helper processes (the GPU probe) have
+// been waited for: before, only the command is reaped.
+func (p *Process) ReapOrphans() { p.reapOnce.Do(func() { close(p.reapAll) }) }
+
+// Wait waits for the command to exit.
+func (p *Process) Wait() Exit {
+	<-p.done
+	return p.exit
+}
+
+// Interrupted is closed when SIGINT, SIGTERM, SIGHUP or SIGQUIT arrives
+// after the command has exited: lens's remaining work (the telemetry
+// flush) should end at once.
+func (p *Process) Interrupted() <-chan struct{} { return p.interrupted }
+
+// Close ends the relay of signals; call it when lens is about to exit.
+func (p *Process) Close() {
+	p.closeOnce.Do(func() { close(p.closed) })
+	<-p.relayDone
+	<-p.done
+	_ = p.proc.Release()
+}
+
+// wait reaps the command (and, as PID 1 once ReapOrphans was called, every
+// orphan) and follows its job-control stops. It runs on the thread that
+// started the command.
+func (p *Process) wait(pid int) {
+	defer close(p.done)
+	const opts = syscall.WUNTRACED | syscall.WCONTINUED
+	if !p.pid1 || p.sigs == nil {
+		for {
+			var ws syscall.WaitStatus
+			_, err := syscall.Wait4(pid, &ws, opts, nil)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if err != nil {
+				p.exit = Exit{Code: -1, Signal: syscall.SIGKILL}
+				return
+			}
+			if p.status(ws) {
+				return
+			}
+		}
+	}
+	// PID 1: driven by SIGCHLD, so that the target can widen to every
+	// child once lens's own helpers are done.
+	reapAll := p.reapAll
+	target := pid
+	for {
+		for {
+			var ws syscall.WaitStatus
+			got, err := syscall.Wait4(target, &ws, opts|syscall.WNOHANG, nil)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if err != nil || got <= 0 {
+				break
+			}
+			if got == pid && p.status(ws) {
+				return
+			}
+			// else: an orphan, reaped.
+		}
+		select {
+		case <-p.chld:
+		case <-reapAll:
+			reapAll, target = nil, -1
+		}
+	}
+}
+
+// status handles one wait status of the command; it reports whether the
+// command has ended.
+func (p *Process) status(ws syscall.WaitStatus) bool {
+	switch {
+	case ws.Exited():
+		p.exit = Exit{Code: ws.ExitStatus()}
+	case ws.Signaled():
+		p.exit = Exit{Code: -1, Signal: ws.Signal()}
+	case ws.Stopped():
+		// A job-control stop of the command (a terminal's Ctrl-Z, a
+		// background read or write, SIGTSTP) stops lens too, so that
+		// whoever watches lens (a shell) sees the job stopped. PID 1
+		// cannot be stopped.
+		switch ws.StopSignal() {
+		case syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU:
+			if !p.pid1 {
+				p.stopped.Store(true)
+				_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			}
+		}
+		return false
+	default:
+		return false
+	}
+	p.reclaimTerminal()
+	return true
+}
+
+// relay passes lens's signals on as the mode says, until Close.
+func (p *Process) relay() {
+	defer close(p.relayDone)
+	pre := p.preStart
+	// In ModeDirect the signal that killed the command reached lens too,
+	// and may be read only after the exit: that one delivery is not a
+	// request to stop.
+	skip, skipSet := syscall.Signal(0), false
+	for {
+		var sig os.Signal
+		select {
+		case sig = <-p.sigs.c:
+		case <-p.closed:
+			return
+		}
+		s, _ := sig.(syscall.Signal)
+		early := pre > 0
+		if early {
+			pre--
+		}
+		switch s {
+		case syscall.SIGCHLD:
+			select {
+			case p.chld <- struct{}{}:
+			default:
+			}
+			continue
+		case syscall.SIGPIPE:
+			continue // lens's own write to a closed pipe
+		}
+		select {
+		case <-p.done:
+			// The command has exited: a request to stop ends lens's
+			// remaining work.
+			if !skipSet {
+				skipSet = true
+				if p.mode == ModeDirect {
+					skip = p.exit.Signal
+				}
+			}
+			if s == skip {
+				skip = 0
+				continue
+			}
+			switch s {
+			case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT:
+				p.intOnce.Do(func() { close(p.interrupted) })
+			}
+			continue
+		default:
+		}
+		if s == syscall.SIGCONT && p.stopped.Swap(false) {
+			// lens was stopped with the command and is continued (fg, bg):
+			// the command's group continues too; in the foreground again,
+			// it gets the terminal back.
+			if p.mode == ModeRelay {
+				p.handTerminal()
+				_ = syscall.Kill(-p.pgid, syscall.SIGCONT)
+			}
+			continue
+		}
+		if p.mode == ModeRelay || early {
+			_ = p.proc.Signal(s) // fails only once the command has been reaped
+		}
+	}
+}
+
+// foregroundTerminal returns the first of the files that is a terminal
+// whose foreground process group is lens's.
+func foregroundTerminal(files ...*os.File) (int, bool) {
+	own := syscall.Getpgrp()
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		fd := int(f.Fd())
+		if pg, err := tcgetpgrp(fd); err == nil && pg == own {
+			return fd, true
+		}
+	}
+	return -1, false
+}
+
+func tcgetpgrp(fd int) (int, error) {
+	var pg int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&pg))); e != 0 {
+		return 0, e
+	}
+	return int(pg), nil
+}
+
+func tcsetpgrp(fd, pg int) error {
+	p := int32(pg)
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCSPGRP, uintptr(unsafe.Pointer(&p))); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// handTerminal gives the terminal's foreground to the command's group when
+// lens's group has it (lens was continued in the foreground).
+func (p *Process) handTerminal() {
+	if p.tty < 0 {
+		return
+	}
+	if pg, err := tcgetpgrp(p.tty); err == nil && pg == syscall.Getpgrp() {
+		_ = tcsetpgrp(p.tty, p.pgid)
+	}
+}
+
+// reclaimTerminal takes the terminal's foreground back for lens's group
+// when the command's group still holds it after the command exited, so
+// that lens's last messages are written from the foreground. SIGTTOU is
+// ignored meanwhile: lens asks from the background.
+func (p *Process) reclaimTerminal() {
+	if p.tty < 0 {
+		return
+	}
+	if pg, err := tcgetpgrp(p.tty); err != nil || pg != p.pgid {
+		return
+	}
+	signal.Ignore(syscall.SIGTTOU)
+	_ = tcsetpgrp(p.tty, syscall.Getpgrp())
+	signal.Reset(syscall.SIGTTOU)
+}

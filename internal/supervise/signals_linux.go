@@ -1,0 +1,34 @@
+package supervise
+
+import (
+	"os"
+	"syscall"
+)
+
+// Real-time signals a process may use: glibc keeps 32 and 33 for itself.
+const (
+	sigRTMin = 34
+	sigRTMax = 64
+)
+
+// relayed are the signals passed on to the command.
+var relayed = func() map[syscall.Signal]bool {
+	m := map[syscall.Signal]bool{
+		syscall.SIGHUP: true, syscall.SIGINT: true, syscall.SIGQUIT: true, syscall.SIGABRT: true,
+		syscall.SIGUSR1: true, syscall.SIGUSR2: true, syscall.SIGALRM: true, syscall.SIGTERM: true,
+		syscall.SIGWINCH: true, syscall.SIGIO: true, syscall.SIGPWR: true,
+		syscall.SIGTSTP: true, syscall.SIGCONT: true,
+	}
+	for s := sigRTMin; s <= sigRTMax; s++ {
+		m[syscall.Signal(s)] = true
+	}
+	return m
+}()
+
+func subscribed() []os.Signal {
+	out := []os.Signal{syscall.SIGCHLD, syscall.SIGPIPE}
+	for s := range relayed {
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package supervise
+
+import (
+	"os"
+	"syscall"
+)
+
+func subscribed() []os.Signal { return []os.Signal{os.Interrupt, syscall.SIGTERM} }
