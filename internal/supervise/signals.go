@@ -24,9 +24,22 @@ const signalQueue = 256
 // them), SIGCHLD (to reap) and SIGPIPE (so that lens's own writes to a
 // closed pipe fail with EPIPE instead of killing lens). Handlers are reset
 // in the command when it starts, so it gets the default dispositions.
+//
+// A signal that lens was started with ignored and that the Go runtime left
+// ignored (SIGHUP and SIGINT: nohup, a shell's background job) stays
+// ignored, in lens and in the command, and is not subscribed. The runtime
+// replaces the other inherited SIG_IGN dispositions with its own handler
+// before lens's first instruction, so the command gets those at their
+// defaults (docs/exec.md).
 func Notify() *Signals {
 	s := &Signals{c: make(chan os.Signal, signalQueue)}
-	signal.Notify(s.c, subscribed()...)
+	var subs []os.Signal
+	for _, sig := range subscribed() {
+		if !signal.Ignored(sig) {
+			subs = append(subs, sig)
+		}
+	}
+	signal.Notify(s.c, subs...)
 	return s
 }
 
