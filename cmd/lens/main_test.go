@@ -23,8 +23,8 @@ import (
 // tests: the command lens exec runs is this binary itself.
 const helperEnvName = "LENS_TEST_HELPER"
 
-// lensBin is the lens binary built once by TestMain.
-var lensBin string
+// lensBin is the lens binary built once by TestMain, in testDir.
+var lensBin, testDir string
 
 func TestMain(m *testing.M) {
 	if mode, ok := os.LookupEnv(helperEnvName); ok {
@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	testDir = dir
 	lensBin = filepath.Join(dir, "lens")
 	build := exec.Command("go", "build", "-o", lensBin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr

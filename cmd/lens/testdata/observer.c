@@ -10,7 +10,9 @@
  * Modes (argv[1]):
  *   state CODE     print what the process sees at its start, exit CODE
  *   signals        count signals until SIGRTMIN+2 (the terminator), then
- *                  print the counts and exit 0
+ *                  print the counts and exit 0; each standard signal is
+ *                  also reported when it arrives ("sig NN"), and so is
+ *                  SIGRTMIN+1 ("rt 35")
  *   exit CODE      exit with CODE
  *   raise SIG      kill itself with signal SIG (numeric)
  *   orphans N      leave N orphans (double fork) and wait until no zombie
@@ -36,7 +38,15 @@
 
 static volatile sig_atomic_t counts[65];
 
-static void handler(int s) { counts[s]++; }
+/* handler counts a standard signal and says so at once ("sig N"), so that a
+ * test can wait for a delivery it cannot order (a terminal's). */
+static void handler(int s) {
+	char line[] = "sig NN\n";
+	counts[s]++;
+	line[4] = '0' + s / 10;
+	line[5] = '0' + s % 10;
+	(void)!write(1, line, sizeof line - 1);
+}
 
 static const char *fdkind(int fd) {
 	struct stat st;
@@ -104,6 +114,8 @@ static int signals(void) {
 		counts[s]++;
 		if (s == RT_END)
 			break;
+		printf("rt %d\n", s);
+		fflush(stdout);
 	}
 	printf("counts HUP=%d INT=%d QUIT=%d USR1=%d USR2=%d TERM=%d WINCH=%d ALRM=%d RT=%d\n",
 	       counts[SIGHUP], counts[SIGINT], counts[SIGQUIT], counts[SIGUSR1], counts[SIGUSR2],

@@ -1,0 +1,704 @@
+//go:build linux
+
+package main
+
+// The transparency suite: each scenario runs the same command (the C
+// observer, testdata/observer.c) bare and under lens exec, and compares what
+// the command observes — the signals it receives and how many times, its
+// state at start, its exit status as its parent sees it, whether it
+// outlives its parent, whether its orphans are reaped. The expected values
+// come from the bare run and from the kernel's and the shell's rules, never
+// from lens. The Slurm cases run against the real Slurm in
+// e2e/transparency_slurm_test.go.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// Signals of the observer: rtCounted is counted exactly (real-time signals
+// are queued, never merged), rtEnd makes it print its counts and exit.
+const (
+	rtCounted = syscall.Signal(35)
+	rtEnd     = syscall.Signal(36)
+)
+
+// guard bounds a scenario that would otherwise hang on a regression (a
+// lost signal, an unreaped orphan, an ignored interrupt). It is a deadline
+// for failing, never a margin a passing run depends on.
+const guard = 2 * time.Minute
+
+var buildObserver = sync.OnceValues(func() (string, error) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		return "", fmt.Errorf("no C compiler (cc) for testdata/observer.c: %w", err)
+	}
+	bin := filepath.Join(testDir, "observer")
+	out, err := exec.Command(cc, "-O2", "-o", bin, "testdata/observer.c").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("cc testdata/observer.c: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// observer returns the observer's path; without a C compiler the suite is
+// skipped, or fails under CI.
+func observer(t *testing.T) string {
+	t.Helper()
+	bin, err := buildObserver()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skipf("skipping: %v", err)
+	}
+	return bin
+}
+
+// scenario is one run of the observer, bare or under lens exec.
+type scenario struct {
+	wrapped  bool
+	lensArgs []string // flags of lens exec before "--"
+	args     []string // the observer's arguments
+	env      map[string]string
+	sys      *syscall.SysProcAttr
+	stdin    *os.File
+}
+
+func (s scenario) name() string {
+	if s.wrapped {
+		return "lens exec"
+	}
+	return "bare"
+}
+
+// running is a started scenario.
+type running struct {
+	t        *testing.T
+	cmd      *exec.Cmd
+	lines    chan string
+	stderr   *bytes.Buffer
+	observer int // the observer's pid, from its "ready" line
+}
+
+func (s scenario) start(t *testing.T) *running {
+	t.Helper()
+	argv := append([]string{observer(t)}, s.args...)
+	if s.wrapped {
+		argv = append(append(append([]string{lensBin, "exec"}, s.lensArgs...), "--"), argv...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = cliEnv(s.env)
+	cmd.SysProcAttr = s.sys
+	if s.stdin != nil {
+		cmd.Stdin = s.stdin
+	}
+	r := &running{t: t, cmd: cmd, lines: make(chan string, 64), stderr: &bytes.Buffer{}}
+	cmd.Stderr = r.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+		close(r.lines)
+	}()
+	return r
+}
+
+// next returns the next line of the observer's output, failing when the
+// output ends or the guard expires first.
+func (r *running) next(prefix string) string {
+	r.t.Helper()
+	timeout := time.After(guard)
+	for {
+		select {
+		case l, ok := <-r.lines:
+			if !ok {
+				r.t.Fatalf("output ended before a %q line; stderr %q", prefix, r.stderr)
+			}
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		case <-timeout:
+			r.t.Fatalf("no %q line within %v; stderr %q", prefix, guard, r.stderr)
+		}
+	}
+}
+
+// ready waits for the observer's "ready PID" line.
+func (r *running) ready() {
+	r.t.Helper()
+	pid, err := strconv.Atoi(strings.TrimPrefix(r.next("ready "), "ready "))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.observer = pid
+}
+
+// delivered waits until the observer reports its first delivery of sig.
+func (r *running) delivered(sig syscall.Signal) {
+	r.t.Helper()
+	if sig == rtCounted {
+		r.next(fmt.Sprintf("rt %d", sig))
+		return
+	}
+	r.next(fmt.Sprintf("sig %02d", sig))
+}
+
+// pid is the process the scenario started: lens, or the observer.
+func (r *running) pid() int { return r.cmd.Process.Pid }
+
+// status waits for the scenario's process and returns its status as a
+// shell reports it: the exit code, or 128+N for signal N.
+func (r *running) status() int {
+	r.t.Helper()
+	err := r.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	} else if err != nil {
+		r.t.Fatal(err)
+	}
+	return 0
+}
+
+// send sends sig to pid (negative: a process group).
+func send(t *testing.T, pid int, sig syscall.Signal) {
+	t.Helper()
+	if err := syscall.Kill(pid, sig); err != nil {
+		t.Fatalf("kill(%d, %v): %v", pid, sig, err)
+	}
+}
+
+// TestTransparentSignals: a signal sent to the command's pid (lens's, when
+// wrapped) or to its process group reaches the command exactly once, as it
+// does without lens. Each scenario is its own process group, as a shell job
+// or a torchrun worker is.
+func TestTransparentSignals(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		group  bool
+		sig    syscall.Signal
+		count  string // the counts field that must read 1
+		flags  []string
+		extras map[string]string
+	}{
+		{"pid/rt", false, rtCounted, "RT", nil, nil},
+		{"pid/USR1", false, syscall.SIGUSR1, "USR1", nil, nil},
+		{"pid/TERM", false, syscall.SIGTERM, "TERM", nil, nil},
+		{"group/rt", true, rtCounted, "RT", nil, nil},
+		{"group/USR1", true, syscall.SIGUSR1, "USR1", nil, nil},
+		{"group/INT", true, syscall.SIGINT, "INT", nil, nil},
+		{"group/rt/direct", true, rtCounted, "RT", []string{"--signals", "direct"}, nil},
+		{"group/rt/slurm-job", true, rtCounted, "RT", nil, map[string]string{"SLURM_JOB_ID": "42"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var counts [2]string
+			for i, wrapped := range []bool{false, true} {
+				s := scenario{wrapped: wrapped, lensArgs: tc.flags, args: []string{"signals"}, env: tc.extras,
+					sys: &syscall.SysProcAttr{Setpgid: true}}
+				r := s.start(t)
+				r.ready()
+				target := r.pid()
+				if tc.group {
+					target = -target
+				}
+				send(t, target, tc.sig)
+				r.delivered(tc.sig)
+				// The terminator goes to the command itself: lens does not
+				// order distinct signals (nor does the kernel), so one sent
+				// through lens could overtake the signal under test.
+				send(t, r.observer, rtEnd)
+				counts[i] = r.next("counts ")
+				if st := r.status(); st != 0 {
+					t.Errorf("%s: status %d, want 0; stderr %q", s.name(), st, r.stderr)
+				}
+				if !strings.Contains(" "+counts[i]+" ", " "+tc.count+"=1 ") {
+					t.Errorf("%s: %s, want %s=1", s.name(), counts[i], tc.count)
+				}
+			}
+			if counts[0] != counts[1] {
+				t.Errorf("the command observed\n  bare:      %s\n  lens exec: %s", counts[0], counts[1])
+			}
+		})
+	}
+}
+
+// openPTY opens a pseudo-terminal pair.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("skipping: no pseudo-terminal: %v", err)
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		t.Fatal(e)
+	}
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Fatal(e)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(); s.Close() })
+	go func() { _, _ = io.Copy(io.Discard, m) }() // the echo
+	return m, s
+}
+
+// TestTransparentTerminal: Ctrl-C typed on the command's terminal reaches
+// it once, and the status is the command's.
+func TestTransparentTerminal(t *testing.T) {
+	t.Parallel()
+	var counts [2]string
+	for i, wrapped := range []bool{false, true} {
+		master, slave := openPTY(t)
+		// The scenario leads a new session whose controlling terminal is
+		// the pty: the foreground job of a terminal.
+		s := scenario{wrapped: wrapped, args: []string{"signals"}, stdin: slave,
+			sys: &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}}
+		r := s.start(t)
+		r.ready()
+		if _, err := master.Write([]byte{3}); err != nil { // ^C
+			t.Fatal(err)
+		}
+		r.delivered(syscall.SIGINT)
+		send(t, r.observer, rtEnd)
+		counts[i] = r.next("counts ")
+		if st := r.status(); st != 0 {
+			t.Errorf("%s: status %d, want 0; stderr %q", s.name(), st, r.stderr)
+		}
+		if !strings.Contains(counts[i], " INT=1 ") {
+			t.Errorf("%s: %s, want INT=1", s.name(), counts[i])
+		}
+	}
+	if counts[0] != counts[1] {
+		t.Errorf("the command observed\n  bare:      %s\n  lens exec: %s", counts[0], counts[1])
+	}
+}
+
+// procState is the state letter of /proc/PID/stat ("" when pid is gone).
+func procState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	state, _, _ := strings.Cut(rest, " ")
+	return state
+}
+
+// waitState polls until pid is in state, failing at the guard.
+func waitState(t *testing.T, pid int, state string) {
+	t.Helper()
+	deadline := time.Now().Add(guard)
+	for procState(pid) != state {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d stayed in state %q, want %q", pid, procState(pid), state)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestTransparentStop: SIGTSTP sent to the command's pid (lens's, wrapped)
+// stops the command, and SIGCONT continues it; wrapped, lens stops and
+// continues with it, so that its parent sees the job stopped.
+func TestTransparentStop(t *testing.T) {
+	t.Parallel()
+	for _, wrapped := range []bool{false, true} {
+		s := scenario{wrapped: wrapped, args: []string{"signals"}, sys: &syscall.SysProcAttr{Setpgid: true}}
+		r := s.start(t)
+		r.ready()
+		send(t, r.pid(), syscall.SIGTSTP)
+		waitState(t, r.observer, "T")
+		waitState(t, r.pid(), "T")
+		send(t, r.pid(), syscall.SIGCONT)
+		waitState(t, r.observer, "S")
+		send(t, r.pid(), rtEnd)
+		r.next("counts ")
+		if st := r.status(); st != 0 {
+			t.Errorf("%s: status %d, want 0; stderr %q", s.name(), st, r.stderr)
+		}
+	}
+}
+
+// TestTransparentExitStatus: lens's status is the one a shell reports for
+// the bare command: its exit code, or 128+N when signal N killed it.
+func TestTransparentExitStatus(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"exit", "0"}, {"exit", "3"}, {"exit", "255"},
+		{"raise", "15"}, {"raise", "9"}, {"raise", "11"}, {"raise", "6"}, {"raise", "10"},
+	} {
+		t.Run(strings.Join(args, "="), func(t *testing.T) {
+			t.Parallel()
+			want := -1
+			if args[0] == "exit" {
+				want, _ = strconv.Atoi(args[1])
+			} else {
+				n, _ := strconv.Atoi(args[1])
+				want = 128 + n
+			}
+			for _, wrapped := range []bool{false, true} {
+				s := scenario{wrapped: wrapped, args: args}
+				r := s.start(t)
+				if st := r.status(); st != want {
+					t.Errorf("%s %q: status %d, want %d; stderr %q", s.name(), args, st, want, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestTransparentState: the command starts with the same arguments,
+// directory, standard files, umask, blocked and ignored signals — SIGHUP
+// and SIGINT ignored by nohup or a shell's background job stay ignored.
+func TestTransparentState(t *testing.T) {
+	t.Parallel()
+	obs := observer(t)
+	for _, tc := range []struct{ name, shell string }{
+		{"plain", `exec "$@"`},
+		{"nohup-and-background", `trap '' HUP INT; exec "$@"`},
+		{"stdin-null-stderr-file", `exec "$@" </dev/null 2>"$TMPFILE"`},
+		{"umask", `umask 077; exec "$@"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var got [2]string
+			for i, wrapped := range []bool{false, true} {
+				argv := []string{obs, "state", "0", "a b", "", "$HOME"}
+				if wrapped {
+					argv = append([]string{lensBin, "exec", "--"}, argv...)
+				}
+				cmd := exec.Command("/bin/sh", append([]string{"-c", tc.shell, "sh"}, argv...)...)
+				cmd.Env = cliEnv(map[string]string{"TMPFILE": filepath.Join(t.TempDir(), "err")})
+				cmd.Dir = t.TempDir()
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("wrapped=%v: %v", wrapped, err)
+				}
+				// The directory differs by construction; it is compared as a name.
+				got[i] = strings.ReplaceAll(string(out), cmd.Dir, "<dir>")
+			}
+			if got[0] != got[1] {
+				t.Errorf("the command observed\n--- bare:\n%s--- lens exec:\n%s", got[0], got[1])
+			}
+		})
+	}
+}
+
+// TestTransparentLookup: the command is found and run as execvp(3) finds
+// and runs it — compared with env(1), which calls execvp: PATH with ".",
+// relative and empty entries, PATH unset, a file without "#!", a directory
+// or an unexecutable file before the command in PATH; 126 and 127 as env
+// gives them.
+func TestTransparentLookup(t *testing.T) {
+	t.Parallel()
+	obs := observer(t)
+	root := t.TempDir()
+	mk := func(path string, mode os.FileMode, data []byte) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obsBytes, err := os.ReadFile(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk(filepath.Join(root, "bin", "obs"), 0o755, obsBytes)
+	mk(filepath.Join(root, "bin", "noshebang"), 0o755, []byte("echo \"noshebang:$0:$*\"\n"))
+	mk(filepath.Join(root, "noexec", "obs"), 0o644, obsBytes)
+	if err := os.MkdirAll(filepath.Join(root, "dir", "obs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unset := "\x00unset"
+	for _, tc := range []struct {
+		name, dir, path, command string
+	}{
+		{"dot", "bin", ".:/usr/bin", "obs"},
+		{"relative", "", "bin:/usr/bin", "obs"},
+		{"empty-trailing", "bin", "/usr/bin:", "obs"},
+		{"empty-leading", "bin", ":/usr/bin", "obs"},
+		{"empty-middle", "bin", "/nonexistent::/usr/bin", "obs"},
+		{"unset", "", unset, "printenv"},
+		{"no-shebang", "", "bin", "noshebang"},
+		{"no-shebang-path", "", "/usr/bin", "bin/noshebang"},
+		{"directory-first", "", "dir:bin", "obs"},
+		{"unexecutable-first", "", "noexec:bin", "obs"},
+		{"unexecutable-only", "", "noexec", "obs"},
+		{"directory-only", "", "dir", "obs"},
+		{"not-found", "", "bin:/usr/bin", "lens-test-no-such-command"},
+		{"slash-missing", "", "bin", "./missing/obs"},
+		{"empty-path-entries-only", "bin", "", "obs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			type outcome struct {
+				stdout string
+				status int
+			}
+			var got [2]outcome
+			for i, wrapped := range []bool{false, true} {
+				args := []string{"/usr/bin/env", tc.command, "state", "0"}
+				if wrapped {
+					args = []string{lensBin, "exec", "--", tc.command, "state", "0"}
+				}
+				cmd := exec.Command(args[0], args[1:]...)
+				cmd.Dir = filepath.Join(root, tc.dir)
+				if tc.path != unset {
+					cmd.Env = []string{"PATH=" + tc.path}
+				} else {
+					cmd.Env = []string{"LENS_TEST=1"}
+				}
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err := cmd.Run()
+				st := 0
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					st = ee.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				got[i] = outcome{stdout.String(), st}
+			}
+			if got[0] != got[1] {
+				t.Errorf("PATH=%q %s:\n  env:       %+v\n  lens exec: %+v", tc.path, tc.command, got[0], got[1])
+			}
+		})
+	}
+}
+
+// TestTransparentWrapperKilled: when lens is killed (kill -9, a
+// supervisor's Popen.kill), the command does not outlive it.
+func TestTransparentWrapperKilled(t *testing.T) {
+	t.Parallel()
+	s := scenario{wrapped: true, args: []string{"hold"}, sys: &syscall.SysProcAttr{Setpgid: true}}
+	r := s.start(t)
+	r.ready()
+	send(t, r.pid(), syscall.SIGKILL)
+	// The observer holds the output pipe until it dies: the end of the
+	// output is its death (a survivor holds it until the guard kills lens's
+	// process group, and fails below).
+	for range r.lines {
+	}
+	if st := r.status(); st != 128+int(syscall.SIGKILL) {
+		t.Errorf("lens: status %d, want %d", st, 128+int(syscall.SIGKILL))
+	}
+	if st := procState(r.observer); st != "" && st != "Z" {
+		t.Errorf("the command (pid %d) is still alive, state %q", r.observer, st)
+	}
+}
+
+// TestTransparentPID1: as PID 1 of a PID namespace, lens reaps the orphans
+// that the command's double-forking helpers leave, as a shell in that place
+// does, without taking the command's status.
+func TestTransparentPID1(t *testing.T) {
+	t.Parallel()
+	obs := observer(t)
+	unshare, err := exec.LookPath("unshare")
+	if err == nil && os.Geteuid() != 0 {
+		err = errors.New("not root")
+	}
+	if err == nil {
+		err = exec.Command(unshare, "--pid", "--fork", "--mount-proc", "true").Run()
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("a PID namespace is needed (unshare --pid --fork --mount-proc as root): %v", err)
+		}
+		t.Skipf("skipping: no PID namespace: %v", err)
+	}
+	const orphans = "200"
+	for _, tc := range []struct {
+		name string
+		argv []string
+	}{
+		{"bash", []string{"bash", "-c", `"$0" orphans ` + orphans + `; exit $?`, obs}},
+		{"lens exec", []string{lensBin, "exec", "--", obs, "orphans", orphans}},
+		{"lens exec status", []string{lensBin, "exec", "--", "bash", "-c", `"$0" orphans ` + orphans + `; exit 7`, obs}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), guard)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, unshare, append([]string{"--pid", "--fork", "--mount-proc"}, tc.argv...)...)
+			cmd.Env = cliEnv(nil)
+			out, err := cmd.CombinedOutput()
+			want := 0
+			if strings.HasSuffix(tc.name, "status") {
+				want = 7
+			}
+			var ee *exec.ExitError
+			st := 0
+			if errors.As(err, &ee) {
+				st = ee.ExitCode()
+			}
+			if !strings.Contains(string(out), "orphans "+orphans+" reaped") || st != want {
+				t.Errorf("%s as PID 1: status %d (want %d), output %q", tc.name, st, want, out)
+			}
+		})
+	}
+}
+
+// TestExecOwnStderrClosed: lens's stderr is a pipe nobody reads any more and
+// lens has something to say (the collector refuses): the status is still
+// the command's.
+func TestExecOwnStderrClosed(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := "http://" + l.Addr().String()
+	l.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.Close()
+	defer pw.Close()
+	cmd := exec.Command(lensBin, "exec", "--", observer(t), "exit", "0")
+	cmd.Env = cliEnv(map[string]string{
+		"NEMO_LENS_ENABLED":           "true",
+		"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+		"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+		"CUDA_VISIBLE_DEVICES":        "",
+	})
+	cmd.Stderr = pw
+	if err := cmd.Run(); err != nil {
+		t.Errorf("lens exec with its stderr closed: %v, want status 0", err)
+	}
+}
+
+// TestExecFlushInterrupted: SIGTERM while lens flushes after the command
+// exited (to a collector that never answers) ends the flush at once, with
+// the command's status. The flush timeout is an hour: a lens that ignores
+// the signal fails at the guard.
+func TestExecFlushInterrupted(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() { // accepts and never answers
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	s := scenario{wrapped: true, lensArgs: []string{"--flush-timeout", "1h"}, args: []string{"signals"},
+		sys: &syscall.SysProcAttr{Setpgid: true},
+		env: map[string]string{
+			"NEMO_LENS_ENABLED":           "true",
+			"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + l.Addr().String(),
+			"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+			"CUDA_VISIBLE_DEVICES":        "",
+		}}
+	r := s.start(t)
+	r.ready()
+	send(t, r.observer, rtEnd) // the command alone: it exits 0
+	r.next("counts ")
+	waitState(t, r.observer, "") // reaped by lens: lens is flushing
+	send(t, r.pid(), syscall.SIGTERM)
+	if st := r.status(); st != 0 {
+		t.Errorf("lens: status %d, want the command's 0; stderr %q", st, r.stderr)
+	}
+}
+
+// TestExecProbeDoesNotDelayStart: a GPU probe (nvidia-smi) that answers only
+// once the command runs does not hold the command back, and its count
+// still reaches lens's span.
+func TestExecProbeDoesNotDelayStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// nvidia-smi waits for the command to say it started, then lists 3 GPUs.
+	smi := "#!/bin/sh\nread line < '" + fifo + "'\nprintf '3\\n3\\n3\\n'\n"
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(smi), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, lensBin, "exec", "--", "/bin/sh", "-c", "echo started > '"+fifo+"'")
+	cmd.Env = []string{
+		"PATH=" + dir + ":" + os.Getenv("PATH"),
+		"NEMO_LENS_ENABLED=true",
+		"OTEL_TRACES_EXPORTER=console",
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("lens exec: %v; stderr %q", err, stderr.String())
+	}
+	spans := consoleSpans(t, stderr.String())
+	if len(spans) != 1 {
+		t.Fatalf("%d spans on stderr, want 1: %q", len(spans), stderr.String())
+	}
+	if got := spans[0].resource("host.gpu.count"); got != float64(3) {
+		t.Errorf("host.gpu.count = %v, want 3 from the probe", got)
+	}
+}
+
+// consoleSpans decodes the console exporter's spans written among other
+// lines of stderr.
+func consoleSpans(t *testing.T, stderr string) []consoleSpan {
+	t.Helper()
+	var out []consoleSpan
+	for rest := stderr; ; {
+		i := strings.Index(rest, `{"Name"`)
+		if i < 0 {
+			return out
+		}
+		dec := json.NewDecoder(strings.NewReader(rest[i:]))
+		var s consoleSpan
+		if err := dec.Decode(&s); err != nil {
+			t.Fatalf("console span in %q: %v", stderr, err)
+		}
+		out = append(out, s)
+		rest = rest[i+int(dec.InputOffset()):]
+	}
+}
