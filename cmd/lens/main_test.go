@@ -38,6 +38,11 @@ func TestMain(m *testing.M) {
 	testDir = dir
 	lensBin = filepath.Join(dir, "lens")
 	build := exec.Command("go", "build", "-o", lensBin, ".")
+	if other := os.Getenv("LENS_TEST_BINARY"); other != "" {
+		// Run the suite against another lens binary (an older build, to see
+		// a test fail without its fix).
+		build = exec.Command("cp", other, lensBin)
+	}
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building lens:", err)
