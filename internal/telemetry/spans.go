@@ -3,10 +3,14 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -50,8 +54,9 @@ type spanPipeline struct {
 	maxBatch int
 	delay    time.Duration
 	timeout  time.Duration
-	guard    *RefusalGuard // nil unless the exporter is OTLP
-	onError  func(error)   // reports failed background exports
+	guard    *RefusalGuard             // nil unless the exporter is OTLP
+	onError  func(error)               // reports failed background exports
+	invalid  func(what, source string) // reports invalid UTF-8, once per what
 
 	mu       sync.Mutex
 	queue    []sdktrace.ReadOnlySpan
@@ -74,10 +79,11 @@ type spanPipeline struct {
 	shutdownErr                      error
 }
 
-func newSpanPipeline(exp sdktrace.SpanExporter, res *resource.Resource, s *Settings, guard *RefusalGuard, onError func(error)) *spanPipeline {
+func newSpanPipeline(exp sdktrace.SpanExporter, res *resource.Resource, s *Settings, guard *RefusalGuard, onError func(error), invalid func(what, source string)) *spanPipeline {
 	p := &spanPipeline{
 		exp:      exp,
-		res:      res,
+		res:      validResource(res, invalid),
+		invalid:  invalid,
 		maxQueue: s.BSPMaxQueueSize,
 		maxBatch: s.BSPMaxExportBatch,
 		delay:    s.BSPScheduleDelay,
@@ -307,18 +313,21 @@ func (p *spanPipeline) export(batch []sdktrace.ReadOnlySpan) error {
 		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel()
 	}
-	spans := withResource(batch, p.res)
+	spans := p.withResource(batch, p.res)
 	// A nil guard runs the export as it is (and marks a refused connection).
 	return p.guard.Export(ctx, func(ctx context.Context) error { return p.exp.ExportSpans(ctx, spans) })
 }
 
-// withResource returns spans with every resource replaced by res (the SDK's
-// provider merges its own parse of the process environment under the
-// resource it is given; Lens's resource is the one that leaves the
-// process). The slice is modified in place.
-func withResource(spans []sdktrace.ReadOnlySpan, res *resource.Resource) []sdktrace.ReadOnlySpan {
+// withResource returns spans as they are exported: with every resource
+// replaced by res (the SDK's provider merges its own parse of the process
+// environment under the resource it is given; Lens's resource is the one
+// that leaves the process) and every string valid UTF-8 (see validSpan).
+// The slice is modified in place.
+func (p *spanPipeline) withResource(spans []sdktrace.ReadOnlySpan, res *resource.Resource) []sdktrace.ReadOnlySpan {
 	for i, s := range spans {
-		if s.Resource() != res {
+		if v, ok := p.validSpan(s, res); ok {
+			spans[i] = v
+		} else if s.Resource() != res {
 			spans[i] = resourceSpan{ReadOnlySpan: s, res: res}
 		}
 	}
@@ -332,3 +341,127 @@ type resourceSpan struct {
 }
 
 func (s resourceSpan) Resource() *resource.Resource { return s.res }
+
+// validSpan returns s with res and with U+FFFD in place of invalid UTF-8 in
+// its name, attributes, events (names and attributes), links (attributes),
+// status description and instrumentation scope, and reports each of them
+// (docs/resource.md#invalid-utf-8). It returns false, and no span, when s is
+// valid UTF-8 already.
+func (p *spanPipeline) validSpan(s sdktrace.ReadOnlySpan, res *resource.Resource) (sdktrace.ReadOnlySpan, bool) {
+	if isValidSpan(s) {
+		return nil, false
+	}
+	report := func(what string) func(string) { return reportKey(p.invalid, what) }
+	v := &fixedSpan{ReadOnlySpan: s, res: res}
+	v.name = s.Name()
+	changed := validStrings(p.invalid, field{&v.name, "span name"})
+	var c bool
+	if v.attrs, c = ValidKeyValues(s.Attributes(), report("span attribute ")); c {
+		changed = true
+	}
+	// The SDK's Events and Links return its own slices: change copies.
+	v.events = s.Events()
+	cloned := false
+	for i, e := range v.events {
+		name, nc := ValidString(e.Name)
+		attrs, ac := ValidKeyValues(e.Attributes, report("span event attribute "))
+		if !nc && !ac {
+			continue
+		}
+		if !cloned {
+			v.events, cloned = slices.Clone(v.events), true
+		}
+		changed = true
+		if nc {
+			p.invalid("span event name", "")
+		}
+		v.events[i].Name, v.events[i].Attributes = name, attrs
+	}
+	v.links = s.Links()
+	cloned = false
+	for i, l := range v.links {
+		attrs, ac := ValidKeyValues(l.Attributes, report("span link attribute "))
+		if !ac {
+			continue
+		}
+		if !cloned {
+			v.links, cloned = slices.Clone(v.links), true
+		}
+		changed = true
+		v.links[i].Attributes = attrs
+	}
+	v.status = s.Status()
+	if validStrings(p.invalid, field{&v.status.Description, "span status description"}) {
+		changed = true
+	}
+	v.scope = s.InstrumentationScope()
+	if ValidScope(&v.scope, p.invalid) {
+		changed = true
+	}
+	if !changed {
+		return nil, false
+	}
+	return v, true
+}
+
+// isValidSpan reports whether every string validSpan looks at is valid
+// UTF-8, without allocating (but for slice and map attribute values).
+func isValidSpan(s sdktrace.ReadOnlySpan) bool {
+	if !utf8.ValidString(s.Name()) || !validKeyValues(s.Attributes()) || !utf8.ValidString(s.Status().Description) {
+		return false
+	}
+	for _, e := range s.Events() {
+		if !utf8.ValidString(e.Name) || !validKeyValues(e.Attributes) {
+			return false
+		}
+	}
+	for _, l := range s.Links() {
+		if !validKeyValues(l.Attributes) {
+			return false
+		}
+	}
+	sc := s.InstrumentationScope()
+	if !utf8.ValidString(sc.Name) || !utf8.ValidString(sc.Version) || !utf8.ValidString(sc.SchemaURL) {
+		return false
+	}
+	for it := sc.Attributes.Iter(); it.Next(); {
+		if kv := it.Attribute(); !utf8.ValidString(string(kv.Key)) || !isValid(kv.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// fixedSpan is a span as validSpan exports it.
+type fixedSpan struct {
+	sdktrace.ReadOnlySpan
+	res    *resource.Resource
+	name   string
+	attrs  []attribute.KeyValue
+	events []sdktrace.Event
+	links  []sdktrace.Link
+	status sdktrace.Status
+	scope  instrumentation.Scope
+}
+
+func (s *fixedSpan) Resource() *resource.Resource                { return s.res }
+func (s *fixedSpan) Name() string                                { return s.name }
+func (s *fixedSpan) Attributes() []attribute.KeyValue            { return s.attrs }
+func (s *fixedSpan) Events() []sdktrace.Event                    { return s.events }
+func (s *fixedSpan) Links() []sdktrace.Link                      { return s.links }
+func (s *fixedSpan) Status() sdktrace.Status                     { return s.status }
+func (s *fixedSpan) InstrumentationScope() instrumentation.Scope { return s.scope }
+
+//nolint:staticcheck // The deprecated method is part of ReadOnlySpan.
+func (s *fixedSpan) InstrumentationLibrary() instrumentation.Library { return s.scope }
+
+// validResource returns res with valid UTF-8 keys and values, reporting
+// each attribute it changed (a resource built by Setup is valid already; a
+// resource handed to NewTracing by another caller may not be).
+func validResource(res *resource.Resource, invalid func(what, source string)) *resource.Resource {
+	kvs, changed := ValidKeyValues(res.Attributes(), func(key string) { invalid("resource attribute "+AttributeName(key), "") })
+	if !changed {
+		return res
+	}
+	return resource.NewWithAttributes(res.SchemaURL(), kvs...)
+}
