@@ -171,7 +171,8 @@
 // Spans go through Lens's batch span processor (OTEL_BSP_*): ending a span
 // never blocks, any number of concurrent ForceFlush calls is safe, and every
 // sampled span is accounted for ([Handle.SpanCounts]: Ended = Exported +
-// Dropped + Failed + Pending). [Handle.Shutdown] is bounded by its deadline
+// Dropped + Failed + Pending; a span not ended, or ended only after
+// Shutdown, is Open). [Handle.Shutdown] is bounded by its deadline
 // ([DefaultShutdownTimeout] when none) and ends at once, with one error
 // wrapping [ErrCollectorRefused], when the collector refuses the
 // connection, over gRPC and HTTP.

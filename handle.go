@@ -154,11 +154,17 @@ func (h *Handle) Logger() *slog.Logger {
 }
 
 // SpanCounts is the accounting of the spans of a [Handle]. Only sampled
-// spans count (unsampled spans are never exported). At every moment
+// spans count (unsampled spans are never exported). Every sampled span
+// started while the Handle's tracer provider ran is in Ended or in Open,
+// and at every moment
 //
 //	Ended = Exported + Dropped + Failed + Pending
 //
-// and after a Shutdown that finished within its deadline Pending is 0.
+// After a Shutdown that finished within its deadline Pending is 0; Open is
+// then the spans that had not ended when the provider stopped — a span
+// ended by a deferred End that runs after Shutdown (defer span.End() after
+// defer h.Shutdown(…)) is one of them — and they are never exported. Spans
+// started after Shutdown began are not recorded and not counted.
 type SpanCounts struct {
 	// Ended: sampled spans that ended while the Handle's tracer provider
 	// ran, including those that ended after Shutdown began.
@@ -177,6 +183,10 @@ type SpanCounts struct {
 	Failed int64
 	// Pending: spans queued or being exported.
 	Pending int64
+	// Open: sampled spans started but not ended — while the Handle runs,
+	// the spans in progress. After Shutdown the SDK no longer reports the
+	// end of a span, so the spans open then stay counted here for good.
+	Open int64
 }
 
 // SpanCounts returns the span accounting; it is all zero when traces are

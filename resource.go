@@ -144,11 +144,22 @@ func validAttributes(m *attr.Map, explain *detect.Explanation, report func(what,
 	})
 }
 
-// describeSource words an origin's source for a report: "hostname" is "the
-// host name".
+// describeSource words an origin's source for a report, naming the
+// variable FromEnv reads a Config field from.
 func describeSource(source string) string {
-	if source == "hostname" {
+	switch source {
+	case "hostname":
 		return "the host name"
+	case "config ServiceName":
+		return "Config.ServiceName; FromEnv reads OTEL_SERVICE_NAME"
+	case "config User":
+		return "Config.User; FromEnv reads " + DefaultPrefix + "_USER_ID"
+	case "config WandbEntity":
+		return "Config.WandbEntity; FromEnv reads WANDB_ENTITY"
+	case "config WandbProject":
+		return "Config.WandbProject; FromEnv reads WANDB_PROJECT"
+	case "config RunID":
+		return "Config.RunID; FromEnv reads " + DefaultPrefix + "_RUN_ID"
 	}
 	return source
 }

@@ -16,11 +16,12 @@ import (
 )
 
 // SpanCounts is the accounting of a span pipeline. Only sampled spans are
-// counted (unsampled spans are never exported). At every moment
+// counted (unsampled spans are never exported). Every sampled span started
+// while the pipeline ran is in Ended or Open, and at every moment
 //
 //	Ended = Exported + Dropped + Failed + Pending
 //
-// and after a Shutdown that finished within its deadline Pending is 0.
+// After a Shutdown that finished within its deadline Pending is 0.
 type SpanCounts struct {
 	// Ended is the number of sampled spans that ended while the pipeline
 	// ran (including spans ended after Shutdown began, which are dropped).
@@ -38,6 +39,11 @@ type SpanCounts struct {
 	Failed int64
 	// Pending is the number of spans queued or being exported.
 	Pending int64
+	// Open is the number of sampled spans started but not ended. Once the
+	// tracer provider is shut down, the SDK no longer reports the end of a
+	// span: the spans still open then stay counted here for good (whether
+	// or not they end later), and are never exported.
+	Open int64
 }
 
 // spanPipeline is Lens's batch span processor: it replaces the SDK's
@@ -76,6 +82,7 @@ type spanPipeline struct {
 	workCtx  context.Context
 
 	ended, exported, dropped, failed atomic.Int64 // changed under mu only, so that Counts is exact
+	started                          atomic.Int64 // sampled spans started (OnStart, without mu)
 	shutdownErr                      error
 }
 
@@ -108,10 +115,20 @@ func (p *spanPipeline) Counts() SpanCounts {
 	c := SpanCounts{Ended: p.ended.Load(), Exported: p.exported.Load(), Dropped: p.dropped.Load(), Failed: p.failed.Load()}
 	p.mu.Unlock()
 	c.Pending = c.Ended - c.Exported - c.Dropped - c.Failed
+	// Read after ended: every span counted as ended was counted as started
+	// before it ended, so Open is never negative.
+	c.Open = p.started.Load() - c.Ended
 	return c
 }
 
-func (p *spanPipeline) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+// OnStart counts the sampled spans started, so that the spans that never
+// end (or end after Shutdown, when the SDK no longer reports it) are
+// counted too (SpanCounts.Open).
+func (p *spanPipeline) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
+	if s.SpanContext().IsSampled() {
+		p.started.Add(1)
+	}
+}
 
 func (p *spanPipeline) OnEnd(s sdktrace.ReadOnlySpan) {
 	if !s.SpanContext().IsSampled() {
