@@ -212,7 +212,8 @@ func (h *Handle) ForceFlush(ctx context.Context) error {
 }
 
 // Shutdown flushes and stops the providers, puts back the OpenTelemetry
-// globals Setup replaced (when they are still Lens's), gives up this
+// globals Setup replaced (those that are still this Handle's; never a
+// provider that is shut down, docs/resource.md#setup-once), gives up this
 // process's identity and releases the one-setup-per-process guard. The
 // providers flush concurrently and Shutdown returns by ctx's deadline
 // ([DefaultShutdownTimeout] when ctx has none) even when the collector does
@@ -228,7 +229,7 @@ func (h *Handle) Shutdown(ctx context.Context) error {
 	var first bool
 	h.shutdownOnce.Do(func() {
 		first = true
-		h.globals.restoreProviders(h)
+		h.globals.restoreProviders()
 		for _, g := range h.guards {
 			g.Final()
 		}

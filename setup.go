@@ -198,7 +198,7 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 			ctx, cancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
 			defer cancel()
 			_ = h.shutdownProviders(ctx)
-			h.globals.restore(h)
+			h.globals.restore()
 		}
 	}()
 	for _, w := range s.Warnings {
