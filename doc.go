@@ -200,9 +200,8 @@
 //
 // Each is stated, with its reason, in docs/compatibility.md#intentional-divergences:
 // int64 integers; raw bytes that are not UTF-8 (exported with U+FFFD in
-// their place); service.version is lens-go's
-// module version ([Version]); null values and empty keys of the caller's
-// attributes are ignored; the run id falls back to TORCHELASTIC_RUN_ID
+// their place); service.version is lens-go's module version ([Version]);
+// null values and empty keys of the caller's attributes are ignored; the run id falls back to TORCHELASTIC_RUN_ID
 // before a random id; wrappers and children get distinct instance ids, and
 // a process without one gets a random UUID v4; OTLP protocols other than
 // grpc and http/protobuf are an error; the default propagator is W3C trace
