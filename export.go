@@ -27,7 +27,7 @@ func (e *metricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetr
 	// rm belongs to the periodic reader, which sets its Resource and every
 	// data point again on every collection.
 	rm.Resource = e.res
-	telemetry.ValidResourceMetrics(rm, e.invalid)
+	validResourceMetrics(rm, e.invalid)
 	return e.guard.Export(ctx, func(ctx context.Context) error { return e.Exporter.Export(ctx, rm) })
 }
 
@@ -41,6 +41,6 @@ type logExporter struct {
 }
 
 func (e *logExporter) Export(ctx context.Context, records []sdklog.Record) error {
-	records = telemetry.ValidLogRecords(records, e.invalid)
+	records = validLogRecords(records, e.invalid)
 	return e.guard.Export(ctx, func(ctx context.Context) error { return e.Exporter.Export(ctx, records) })
 }

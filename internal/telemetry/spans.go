@@ -368,10 +368,10 @@ func (p *spanPipeline) validSpan(s sdktrace.ReadOnlySpan, res *resource.Resource
 	if isValidSpan(s) {
 		return nil, false
 	}
-	report := func(what string) func(string) { return reportKey(p.invalid, what) }
+	report := func(what string) func(string) { return ReportKey(p.invalid, what) }
 	v := &fixedSpan{ReadOnlySpan: s, res: res}
 	v.name = s.Name()
-	changed := validStrings(p.invalid, field{&v.name, "span name"})
+	changed := ValidStrings(p.invalid, Field{&v.name, "span name"})
 	var c bool
 	if v.attrs, c = ValidKeyValues(s.Attributes(), report("span attribute ")); c {
 		changed = true
@@ -408,7 +408,7 @@ func (p *spanPipeline) validSpan(s sdktrace.ReadOnlySpan, res *resource.Resource
 		v.links[i].Attributes = attrs
 	}
 	v.status = s.Status()
-	if validStrings(p.invalid, field{&v.status.Description, "span status description"}) {
+	if ValidStrings(p.invalid, Field{&v.status.Description, "span status description"}) {
 		changed = true
 	}
 	v.scope = s.InstrumentationScope()

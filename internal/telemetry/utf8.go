@@ -1,15 +1,12 @@
 package telemetry
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
-	sdklog "go.opentelemetry.io/otel/sdk/log"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/detect"
@@ -200,163 +197,37 @@ func AttributeName(key string) string {
 // place, reporting each one it changed, and reports whether it changed
 // anything.
 func ValidScope(s *instrumentation.Scope, invalid func(what, source string)) bool {
-	changed := validStrings(invalid,
-		field{&s.Name, "instrumentation scope name"},
-		field{&s.Version, "instrumentation scope version"},
-		field{&s.SchemaURL, "instrumentation scope schema URL"})
+	changed := ValidStrings(invalid,
+		Field{&s.Name, "instrumentation scope name"},
+		Field{&s.Version, "instrumentation scope version"},
+		Field{&s.SchemaURL, "instrumentation scope schema URL"})
 	var c bool
-	s.Attributes, c = ValidSet(s.Attributes, reportKey(invalid, "instrumentation scope attribute "))
+	s.Attributes, c = ValidSet(s.Attributes, ReportKey(invalid, "instrumentation scope attribute "))
 	return changed || c
 }
 
-// field is a string to make valid and what it is, for the report.
-type field struct {
-	s    *string
-	what string
+// Field is a string to make valid and what it is, for the report.
+type Field struct {
+	S    *string
+	What string
 }
 
-// validStrings makes the strings of fs valid UTF-8 in place, reporting
+// ValidStrings makes the strings of fs valid UTF-8 in place, reporting
 // each one it changed, and reports whether it changed anything.
-func validStrings(invalid func(what, source string), fs ...field) bool {
+func ValidStrings(invalid func(what, source string), fs ...Field) bool {
 	changed := false
 	for _, f := range fs {
 		var c bool
-		if *f.s, c = ValidString(*f.s); c {
+		if *f.S, c = ValidString(*f.S); c {
 			changed = true
-			invalid(f.what, "")
+			invalid(f.What, "")
 		}
 	}
 	return changed
 }
 
-// reportKey returns a function that reports the attribute key as what+key.
-func reportKey(invalid func(what, source string), what string) func(string) {
+// ReportKey returns a function that reports the attribute key as
+// what+key.
+func ReportKey(invalid func(what, source string), what string) func(string) {
 	return func(key string) { invalid(what+AttributeName(key), "") }
-}
-
-// ValidResourceMetrics makes the strings of rm valid UTF-8 in place — the
-// scopes, the names, descriptions and units of the metrics, and the
-// attributes of their data points and exemplars — reporting each one it
-// changed. (rm belongs to the reader that collected it, which overwrites
-// every field on its next collection.) The resource is left as it is.
-func ValidResourceMetrics(rm *metricdata.ResourceMetrics, invalid func(what, source string)) {
-	points := reportKey(invalid, "metric attribute ")
-	exemplars := reportKey(invalid, "metric exemplar attribute ")
-	for i := range rm.ScopeMetrics {
-		sm := &rm.ScopeMetrics[i]
-		ValidScope(&sm.Scope, invalid)
-		for j := range sm.Metrics {
-			m := &sm.Metrics[j]
-			validStrings(invalid, field{&m.Name, "metric name"}, field{&m.Description, "metric description"}, field{&m.Unit, "metric unit"})
-			switch d := m.Data.(type) {
-			case metricdata.Gauge[int64]:
-				validDataPoints(d.DataPoints, points, exemplars)
-			case metricdata.Gauge[float64]:
-				validDataPoints(d.DataPoints, points, exemplars)
-			case metricdata.Sum[int64]:
-				validDataPoints(d.DataPoints, points, exemplars)
-			case metricdata.Sum[float64]:
-				validDataPoints(d.DataPoints, points, exemplars)
-			case metricdata.Histogram[int64]:
-				validHistogramPoints(d.DataPoints, points, exemplars)
-			case metricdata.Histogram[float64]:
-				validHistogramPoints(d.DataPoints, points, exemplars)
-			case metricdata.ExponentialHistogram[int64]:
-				validExponentialPoints(d.DataPoints, points, exemplars)
-			case metricdata.ExponentialHistogram[float64]:
-				validExponentialPoints(d.DataPoints, points, exemplars)
-			case metricdata.Summary:
-				for k := range d.DataPoints {
-					d.DataPoints[k].Attributes, _ = ValidSet(d.DataPoints[k].Attributes, points)
-				}
-			}
-		}
-	}
-}
-
-func validDataPoints[N int64 | float64](dps []metricdata.DataPoint[N], points, exemplars func(string)) {
-	for i := range dps {
-		dps[i].Attributes, _ = ValidSet(dps[i].Attributes, points)
-		validExemplars(dps[i].Exemplars, exemplars)
-	}
-}
-
-func validHistogramPoints[N int64 | float64](dps []metricdata.HistogramDataPoint[N], points, exemplars func(string)) {
-	for i := range dps {
-		dps[i].Attributes, _ = ValidSet(dps[i].Attributes, points)
-		validExemplars(dps[i].Exemplars, exemplars)
-	}
-}
-
-func validExponentialPoints[N int64 | float64](dps []metricdata.ExponentialHistogramDataPoint[N], points, exemplars func(string)) {
-	for i := range dps {
-		dps[i].Attributes, _ = ValidSet(dps[i].Attributes, points)
-		validExemplars(dps[i].Exemplars, exemplars)
-	}
-}
-
-func validExemplars[N int64 | float64](es []metricdata.Exemplar[N], exemplars func(string)) {
-	for i := range es {
-		es[i].FilteredAttributes, _ = ValidKeyValues(es[i].FilteredAttributes, exemplars)
-	}
-}
-
-// ValidLogRecords returns records with valid UTF-8 bodies, attributes,
-// event names and severity texts, reporting each one it changed: records
-// itself when nothing changed, else a copy (records belong to the caller).
-// The resource and the instrumentation scope of a record cannot be
-// replaced; Setup's resource is valid already.
-func ValidLogRecords(records []sdklog.Record, invalid func(what, source string)) []sdklog.Record {
-	var out []sdklog.Record
-	attrs := reportKey(invalid, "log attribute ")
-	for i := range records {
-		r := &records[i]
-		body, bc := ValidValue(r.Body())
-		event, ec := ValidString(r.EventName())
-		sev, sc := ValidString(r.SeverityText())
-		var kvs []attribute.KeyValue
-		ac := false
-		r.WalkAttributes(func(kv attribute.KeyValue) bool {
-			if !ac {
-				_, kc := ValidString(string(kv.Key))
-				_, vc := ValidValue(kv.Value)
-				ac = kc || vc
-			}
-			return !ac
-		})
-		if ac {
-			r.WalkAttributes(func(kv attribute.KeyValue) bool {
-				kvs = append(kvs, kv)
-				return true
-			})
-			kvs, _ = ValidKeyValues(kvs, attrs)
-		}
-		if !bc && !ec && !sc && !ac {
-			continue
-		}
-		if out == nil {
-			out = slices.Clone(records)
-		}
-		c := r.Clone()
-		if bc {
-			invalid("log body", "")
-			c.SetBody(body)
-		}
-		if ec {
-			invalid("log event name", "")
-			c.SetEventName(event)
-		}
-		if sc {
-			invalid("log severity text", "")
-			c.SetSeverityText(sev)
-		}
-		if ac {
-			c.SetAttributes(kvs...)
-		}
-		out[i] = c
-	}
-	if out == nil {
-		return records
-	}
-	return out
 }
