@@ -171,7 +171,8 @@
 // Spans go through Lens's batch span processor (OTEL_BSP_*): ending a span
 // never blocks, any number of concurrent ForceFlush calls is safe, and every
 // sampled span is accounted for ([Handle.SpanCounts]: Ended = Exported +
-// Dropped + Failed + Pending). [Handle.Shutdown] is bounded by its deadline
+// Dropped + Failed + Pending; a span not ended, or ended only after
+// Shutdown, is Open). [Handle.Shutdown] is bounded by its deadline
 // ([DefaultShutdownTimeout] when none) and ends at once, with one error
 // wrapping [ErrCollectorRefused], when the collector refuses the
 // connection, over gRPC and HTTP.
@@ -189,16 +190,18 @@
 // unless [WithAllowReinit]), records this process's identity (its run id
 // and service.instance.id, which the child-environment helpers hand down)
 // and, by default, the OpenTelemetry globals; [Handle.Shutdown] gives them
-// back (the SDK's internal logger cannot be read back, so it stays routed
-// through the Lens logger). The random run id and instance id are drawn at
+// back while they are still its own, so that with [WithAllowReinit] a live
+// Handle's providers stay installed and a shut-down provider never stays
+// global (docs/resource.md#setup-once; the SDK's internal logger cannot be
+// read back, so it stays routed through the Lens logger). The random run id and instance id are drawn at
 // most once per process. Nothing else is global.
 //
 // # Intentional divergences from the Python reference
 //
 // Each is stated, with its reason, in docs/compatibility.md#intentional-divergences:
-// int64 integers; raw bytes that are not UTF-8; service.version is lens-go's
-// module version ([Version]); null values and empty keys of the caller's
-// attributes are ignored; the run id falls back to TORCHELASTIC_RUN_ID
+// int64 integers; raw bytes that are not UTF-8 (exported with U+FFFD in
+// their place); service.version is lens-go's module version ([Version]);
+// null values and empty keys of the caller's attributes are ignored; the run id falls back to TORCHELASTIC_RUN_ID
 // before a random id; wrappers and children get distinct instance ids, and
 // a process without one gets a random UUID v4; OTLP protocols other than
 // grpc and http/protobuf are an error; the default propagator is W3C trace

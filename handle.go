@@ -154,11 +154,17 @@ func (h *Handle) Logger() *slog.Logger {
 }
 
 // SpanCounts is the accounting of the spans of a [Handle]. Only sampled
-// spans count (unsampled spans are never exported). At every moment
+// spans count (unsampled spans are never exported). Every sampled span
+// started while the Handle's tracer provider ran is in Ended or in Open,
+// and at every moment
 //
 //	Ended = Exported + Dropped + Failed + Pending
 //
-// and after a Shutdown that finished within its deadline Pending is 0.
+// After a Shutdown that finished within its deadline Pending is 0; Open is
+// then the spans that had not ended when the provider stopped — a span
+// ended by a deferred End that runs after Shutdown (defer span.End() after
+// defer h.Shutdown(…)) is one of them — and they are never exported. Spans
+// started after Shutdown began are not recorded and not counted.
 type SpanCounts struct {
 	// Ended: sampled spans that ended while the Handle's tracer provider
 	// ran, including those that ended after Shutdown began.
@@ -177,6 +183,10 @@ type SpanCounts struct {
 	Failed int64
 	// Pending: spans queued or being exported.
 	Pending int64
+	// Open: sampled spans started but not ended — while the Handle runs,
+	// the spans in progress. After Shutdown the SDK no longer reports the
+	// end of a span, so the spans open then stay counted here for good.
+	Open int64
 }
 
 // SpanCounts returns the span accounting; it is all zero when traces are
@@ -202,7 +212,8 @@ func (h *Handle) ForceFlush(ctx context.Context) error {
 }
 
 // Shutdown flushes and stops the providers, puts back the OpenTelemetry
-// globals Setup replaced (when they are still Lens's), gives up this
+// globals Setup replaced (those that are still this Handle's; never a
+// provider that is shut down, docs/resource.md#setup-once), gives up this
 // process's identity and releases the one-setup-per-process guard. The
 // providers flush concurrently and Shutdown returns by ctx's deadline
 // ([DefaultShutdownTimeout] when ctx has none) even when the collector does
@@ -218,7 +229,7 @@ func (h *Handle) Shutdown(ctx context.Context) error {
 	var first bool
 	h.shutdownOnce.Do(func() {
 		first = true
-		h.globals.restoreProviders(h)
+		h.globals.restoreProviders()
 		for _, g := range h.guards {
 			g.Final()
 		}

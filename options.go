@@ -139,6 +139,8 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithAllowReinit lets an enabled Setup succeed while another enabled
 // Handle is still active (the reference's _allow_reinit, meant for tests).
+// The Handles may shut down in any order: each Shutdown leaves the globals
+// of a live Handle installed (docs/resource.md#setup-once).
 func WithAllowReinit() Option {
 	return optionFunc(func(o *options) { o.allowReinit = true })
 }

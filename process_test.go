@@ -133,6 +133,8 @@ func TestHelperProcess(t *testing.T) {
 		result = helperFault(t)
 	case "run":
 		result = helperRun(t)
+	case "reinit":
+		result = helperReinit(t)
 	default:
 		t.Fatalf("unknown scenario %q", scenario)
 	}

@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/telemetry"
@@ -120,9 +121,47 @@ func NewResource(ctx context.Context, cfg Config, opts ...Option) (*resource.Res
 // exportedAttributes is the attribute map of the exported resource for cfg
 // (whose run id it fills).
 func exportedAttributes(ctx context.Context, cfg Config, o *options) (*attr.Map, error) {
+	if o.t.Explain == nil {
+		// The origins name the source of a value that is not valid UTF-8.
+		o.t.Explain = &detect.Explanation{}
+	}
 	tc := o.t.FillRunID(telemetry.Config(cfg))
 	base := telemetry.SDKAttributes()
-	return telemetry.ResourceAttributes(ctx, tc, &o.t, base[:], true)
+	m, err := telemetry.ResourceAttributes(ctx, tc, &o.t, base[:], true)
+	if err != nil {
+		return nil, err
+	}
+	return validAttributes(m, o.t.Explain, telemetry.NewDiagnostics(o.t.Logger).InvalidUTF8), nil
+}
+
+// validAttributes returns m with U+FFFD in place of invalid UTF-8 in its
+// keys and string values, which the OTLP exporters cannot encode
+// (docs/resource.md#invalid-utf-8), reporting each changed key once with
+// the source of its value.
+func validAttributes(m *attr.Map, explain *detect.Explanation, report func(what, source string)) *attr.Map {
+	return telemetry.ValidAttributes(m, explain, func(key, source string) {
+		report("resource attribute "+telemetry.AttributeName(key), describeSource(source))
+	})
+}
+
+// describeSource words an origin's source for a report, naming the
+// variable FromEnv reads a Config field from.
+func describeSource(source string) string {
+	switch source {
+	case "hostname":
+		return "the host name"
+	case "config ServiceName":
+		return "Config.ServiceName; FromEnv reads OTEL_SERVICE_NAME"
+	case "config User":
+		return "Config.User; FromEnv reads " + DefaultPrefix + "_USER_ID"
+	case "config WandbEntity":
+		return "Config.WandbEntity; FromEnv reads WANDB_ENTITY"
+	case "config WandbProject":
+		return "Config.WandbProject; FromEnv reads WANDB_PROJECT"
+	case "config RunID":
+		return "Config.RunID; FromEnv reads " + DefaultPrefix + "_RUN_ID"
+	}
+	return source
 }
 
 // Detector returns a resource.Detector whose resource is exactly the one an

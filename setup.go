@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/logx"
 	"github.com/nemolens/lens-go/internal/process"
@@ -197,19 +198,24 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 			ctx, cancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
 			defer cancel()
 			_ = h.shutdownProviders(ctx)
-			h.globals.restore(h)
+			h.globals.restore()
 		}
 	}()
 	for _, w := range s.Warnings {
 		logx.Logger(o.t.Logger, logx.Providers).Warn(w)
 	}
 
+	if o.t.Explain == nil {
+		// The origins name the source of a value that is not valid UTF-8.
+		o.t.Explain = &detect.Explanation{}
+	}
 	cfg = Config(o.t.FillRunID(telemetry.Config(cfg)))
 	base := telemetry.SDKAttributes()
 	attrs, err := telemetry.ResourceAttributes(ctx, telemetry.Config(cfg), &o.t, base[:], true)
 	if err != nil {
 		return nil, err
 	}
+	attrs = validAttributes(attrs, o.t.Explain, diag.InvalidUTF8)
 	res := attrs.Resource()
 	h.cfg, h.attrs, h.res = cfg, attrs, res // cfg with its run id filled in
 
@@ -226,12 +232,12 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 		}
 	}
 	if !cfg.MetricsDisabled && (o.metricReader != nil || o.metricExp != nil || s.Metrics.Kind != telemetry.KindNone) {
-		if h.sdkMP, err = newMeterProvider(ctx, res, s, o, console, h); err != nil {
+		if h.sdkMP, err = newMeterProvider(ctx, res, s, o, console, h, diag); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.LogsEnabled && (o.logExporter != nil || s.Logs.Kind != telemetry.KindNone) {
-		if h.sdkLP, err = newLoggerProvider(ctx, res, s, o, console, h); err != nil {
+		if h.sdkLP, err = newLoggerProvider(ctx, res, s, o, console, h, diag); err != nil {
 			return nil, err
 		}
 		h.logger = otelslog.NewLogger(InstrumentationName, otelslog.WithLoggerProvider(h.sdkLP))
@@ -248,7 +254,7 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 	return h, nil
 }
 
-func newMeterProvider(ctx context.Context, res *resource.Resource, s *telemetry.Settings, o *options, console io.Writer, h *Handle) (*sdkmetric.MeterProvider, error) {
+func newMeterProvider(ctx context.Context, res *resource.Resource, s *telemetry.Settings, o *options, console io.Writer, h *Handle, diag *telemetry.Diagnostics) (*sdkmetric.MeterProvider, error) {
 	if o.metricReader != nil {
 		// A caller's reader reads the provider's resource as the SDK builds
 		// it (see WithMetricReader).
@@ -285,14 +291,14 @@ func newMeterProvider(ctx context.Context, res *resource.Resource, s *telemetry.
 		}
 	}
 	h.guards = append(h.guards, guard)
-	reader := sdkmetric.NewPeriodicReader(&metricExporter{Exporter: exp, res: res, guard: guard},
+	reader := sdkmetric.NewPeriodicReader(&metricExporter{Exporter: exp, res: res, guard: guard, invalid: diag.InvalidUTF8},
 		sdkmetric.WithInterval(s.MetricExportInterval), sdkmetric.WithTimeout(s.MetricExportTimeout))
 	// No WithResource: the SDK would parse OTEL_RESOURCE_ATTRIBUTES once
 	// more; the exporter wrapper stamps res on every export instead.
 	return sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), nil
 }
 
-func newLoggerProvider(ctx context.Context, res *resource.Resource, s *telemetry.Settings, o *options, console io.Writer, h *Handle) (*sdklog.LoggerProvider, error) {
+func newLoggerProvider(ctx context.Context, res *resource.Resource, s *telemetry.Settings, o *options, console io.Writer, h *Handle, diag *telemetry.Diagnostics) (*sdklog.LoggerProvider, error) {
 	exp := o.logExporter
 	var guard *telemetry.RefusalGuard
 	if exp == nil {
@@ -324,7 +330,7 @@ func newLoggerProvider(ctx context.Context, res *resource.Resource, s *telemetry
 		}
 	}
 	h.guards = append(h.guards, guard)
-	proc := sdklog.NewBatchProcessor(&logExporter{Exporter: exp, guard: guard},
+	proc := sdklog.NewBatchProcessor(&logExporter{Exporter: exp, guard: guard, invalid: diag.InvalidUTF8},
 		sdklog.WithMaxQueueSize(s.BLRPMaxQueueSize),
 		sdklog.WithExportMaxBatchSize(s.BLRPMaxExportBatch),
 		sdklog.WithExportInterval(s.BLRPScheduleDelay),

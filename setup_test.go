@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -12,10 +13,13 @@ import (
 	"github.com/nemolens/lens-go/environ"
 
 	"go.opentelemetry.io/otel"
+	lognoop "go.opentelemetry.io/otel/log/noop"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/attr"
@@ -188,8 +192,13 @@ func TestSetupGlobals(t *testing.T) {
 	if err := h.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if otel.GetTracerProvider() != prevTP || otel.GetMeterProvider() != prevMP || otel.GetLoggerProvider() != prevLP {
-		t.Error("globals not restored")
+	// The previous ones, or no-op providers where they were the globals'
+	// default delegates: those forward to the first provider ever installed,
+	// the one Shutdown has just stopped.
+	if !restoredTo(otel.GetTracerProvider(), prevTP, tracenoop.TracerProvider{}) ||
+		!restoredTo(otel.GetMeterProvider(), prevMP, metricnoop.MeterProvider{}) ||
+		!restoredTo(otel.GetLoggerProvider(), prevLP, lognoop.LoggerProvider{}) {
+		t.Errorf("globals not restored: %T, %T, %T (before %T, %T, %T)", otel.GetTracerProvider(), otel.GetMeterProvider(), otel.GetLoggerProvider(), prevTP, prevMP, prevLP)
 	}
 
 	// WithoutGlobals leaves them alone.
@@ -201,6 +210,15 @@ func TestSetupGlobals(t *testing.T) {
 	if otel.GetTracerProvider() == h.TracerProvider() {
 		t.Error("WithoutGlobals installed the tracer provider")
 	}
+}
+
+// restoredTo reports whether got is prev, or noop when prev is one of the
+// OpenTelemetry globals' default delegates (type *global.…).
+func restoredTo(got, prev, noop any) bool {
+	if strings.HasPrefix(fmt.Sprintf("%T", prev), "*global.") {
+		return got == noop
+	}
+	return got == prev
 }
 
 func TestSetupConfigErrors(t *testing.T) {

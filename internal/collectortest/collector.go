@@ -76,6 +76,9 @@ type Collector struct {
 	payloads [][]byte
 	headers  []map[string][]string
 	spans    []*tracepb.Span
+	traces   []*coltracepb.ExportTraceServiceRequest
+	metrics  []*colmetricspb.ExportMetricsServiceRequest
+	logs     []*collogspb.ExportLogsServiceRequest
 }
 
 func newCollector(mode Mode) *Collector {
@@ -143,16 +146,58 @@ func (c *Collector) record(signal string, payload []byte, header map[string][]st
 	c.requests[signal]++
 	c.payloads = append(c.payloads, payload)
 	c.headers = append(c.headers, header)
-	if signal == Traces {
+	switch signal {
+	case Traces:
 		var req coltracepb.ExportTraceServiceRequest
 		if proto.Unmarshal(payload, &req) == nil {
+			c.traces = append(c.traces, &req)
 			for _, rs := range req.ResourceSpans {
 				for _, ss := range rs.ScopeSpans {
 					c.spans = append(c.spans, ss.Spans...)
 				}
 			}
 		}
+	case Metrics:
+		var req colmetricspb.ExportMetricsServiceRequest
+		if proto.Unmarshal(payload, &req) == nil {
+			c.metrics = append(c.metrics, &req)
+		}
+	case Logs:
+		var req collogspb.ExportLogsServiceRequest
+		if proto.Unmarshal(payload, &req) == nil {
+			c.logs = append(c.logs, &req)
+		}
 	}
+}
+
+// TraceRequests returns the trace export requests received, decoded.
+func (c *Collector) TraceRequests() []*coltracepb.ExportTraceServiceRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*coltracepb.ExportTraceServiceRequest(nil), c.traces...)
+}
+
+// MetricRequests returns the metric export requests received, decoded.
+func (c *Collector) MetricRequests() []*colmetricspb.ExportMetricsServiceRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*colmetricspb.ExportMetricsServiceRequest(nil), c.metrics...)
+}
+
+// LogRequests returns the log export requests received, decoded.
+func (c *Collector) LogRequests() []*collogspb.ExportLogsServiceRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*collogspb.ExportLogsServiceRequest(nil), c.logs...)
+}
+
+// Attrs returns OTLP attributes as Go values (see SpanAttr), by key.
+func Attrs(kvs []*commonpb.KeyValue) map[string]any {
+	m := make(map[string]any, len(kvs))
+	for _, kv := range kvs {
+		m[kv.Key] = anyValue(kv.Value)
+	}
+	return m
 }
 
 // NewHTTP starts an OTLP/HTTP (protobuf) collector answering as mode,

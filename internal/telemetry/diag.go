@@ -92,6 +92,21 @@ func (d *Diagnostics) Handle(err error) {
 // Report logs err at WARN once (an export that failed in the background).
 func (d *Diagnostics) Report(err error) { d.Handle(err) }
 
+// InvalidUTF8 reports, at WARN and once per what (an attribute key, the
+// span name, …) whatever the source, that a string was exported with U+FFFD
+// in place of invalid UTF-8 (see InvalidUTF8Message). A nil receiver
+// reports through slog.Default(), once per call.
+func (d *Diagnostics) InvalidUTF8(what, source string) {
+	if d != nil && !d.first("\x00invalid UTF-8: "+what) {
+		return
+	}
+	var l *slog.Logger
+	if d != nil {
+		l = d.logger
+	}
+	logx.Logger(l, logx.Providers).Warn(InvalidUTF8Message(what, source))
+}
+
 // sdkResourceParseKey is the key under which the SDK's reports about its
 // parse of OTEL_RESOURCE_ATTRIBUTES are counted (they are logged once).
 const sdkResourceParseKey = "\x00sdk resource parse"

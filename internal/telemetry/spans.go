@@ -3,20 +3,25 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // SpanCounts is the accounting of a span pipeline. Only sampled spans are
-// counted (unsampled spans are never exported). At every moment
+// counted (unsampled spans are never exported). Every sampled span started
+// while the pipeline ran is in Ended or Open, and at every moment
 //
 //	Ended = Exported + Dropped + Failed + Pending
 //
-// and after a Shutdown that finished within its deadline Pending is 0.
+// After a Shutdown that finished within its deadline Pending is 0.
 type SpanCounts struct {
 	// Ended is the number of sampled spans that ended while the pipeline
 	// ran (including spans ended after Shutdown began, which are dropped).
@@ -34,6 +39,11 @@ type SpanCounts struct {
 	Failed int64
 	// Pending is the number of spans queued or being exported.
 	Pending int64
+	// Open is the number of sampled spans started but not ended. Once the
+	// tracer provider is shut down, the SDK no longer reports the end of a
+	// span: the spans still open then stay counted here for good (whether
+	// or not they end later), and are never exported.
+	Open int64
 }
 
 // spanPipeline is Lens's batch span processor: it replaces the SDK's
@@ -50,8 +60,9 @@ type spanPipeline struct {
 	maxBatch int
 	delay    time.Duration
 	timeout  time.Duration
-	guard    *RefusalGuard // nil unless the exporter is OTLP
-	onError  func(error)   // reports failed background exports
+	guard    *RefusalGuard             // nil unless the exporter is OTLP
+	onError  func(error)               // reports failed background exports
+	invalid  func(what, source string) // reports invalid UTF-8, once per what
 
 	mu       sync.Mutex
 	queue    []sdktrace.ReadOnlySpan
@@ -71,12 +82,14 @@ type spanPipeline struct {
 	workCtx  context.Context
 
 	ended, exported, dropped, failed atomic.Int64 // changed under mu only, so that Counts is exact
+	started                          atomic.Int64 // sampled spans started (OnStart, without mu)
 	shutdownErr                      error
 }
 
-func newSpanPipeline(exp sdktrace.SpanExporter, res *resource.Resource, s *Settings, guard *RefusalGuard, onError func(error)) *spanPipeline {
+func newSpanPipeline(exp sdktrace.SpanExporter, res *resource.Resource, s *Settings, guard *RefusalGuard, onError func(error), invalid func(what, source string)) *spanPipeline {
 	p := &spanPipeline{
 		exp:      exp,
+		invalid:  invalid,
 		maxQueue: s.BSPMaxQueueSize,
 		maxBatch: s.BSPMaxExportBatch,
 		delay:    s.BSPScheduleDelay,
@@ -88,7 +101,7 @@ func newSpanPipeline(exp sdktrace.SpanExporter, res *resource.Resource, s *Setti
 		stop:     make(chan struct{}),
 		stopped:  make(chan struct{}),
 	}
-	p.res.Store(res)
+	p.res.Store(validResource(res, invalid))
 	p.workCtx, p.abort = context.WithCancel(context.Background())
 	go p.run()
 	return p
@@ -102,10 +115,20 @@ func (p *spanPipeline) Counts() SpanCounts {
 	c := SpanCounts{Ended: p.ended.Load(), Exported: p.exported.Load(), Dropped: p.dropped.Load(), Failed: p.failed.Load()}
 	p.mu.Unlock()
 	c.Pending = c.Ended - c.Exported - c.Dropped - c.Failed
+	// Read after ended: every span counted as ended was counted as started
+	// before it ended, so Open is never negative.
+	c.Open = p.started.Load() - c.Ended
 	return c
 }
 
-func (p *spanPipeline) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+// OnStart counts the sampled spans started, so that the spans that never
+// end (or end after Shutdown, when the SDK no longer reports it) are
+// counted too (SpanCounts.Open).
+func (p *spanPipeline) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
+	if s.SpanContext().IsSampled() {
+		p.started.Add(1)
+	}
+}
 
 func (p *spanPipeline) OnEnd(s sdktrace.ReadOnlySpan) {
 	if !s.SpanContext().IsSampled() {
@@ -307,18 +330,21 @@ func (p *spanPipeline) export(batch []sdktrace.ReadOnlySpan) error {
 		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel()
 	}
-	spans := withResource(batch, p.res.Load())
+	spans := p.withResource(batch, p.res.Load())
 	// A nil guard runs the export as it is (and marks a refused connection).
 	return p.guard.Export(ctx, func(ctx context.Context) error { return p.exp.ExportSpans(ctx, spans) })
 }
 
-// withResource returns spans with every resource replaced by res (the SDK's
-// provider merges its own parse of the process environment under the
-// resource it is given; Lens's resource is the one that leaves the
-// process). The slice is modified in place.
-func withResource(spans []sdktrace.ReadOnlySpan, res *resource.Resource) []sdktrace.ReadOnlySpan {
+// withResource returns spans as they are exported: with every resource
+// replaced by res (the SDK's provider merges its own parse of the process
+// environment under the resource it is given; Lens's resource is the one
+// that leaves the process) and every string valid UTF-8 (see validSpan).
+// The slice is modified in place.
+func (p *spanPipeline) withResource(spans []sdktrace.ReadOnlySpan, res *resource.Resource) []sdktrace.ReadOnlySpan {
 	for i, s := range spans {
-		if s.Resource() != res {
+		if v, ok := p.validSpan(s, res); ok {
+			spans[i] = v
+		} else if s.Resource() != res {
 			spans[i] = resourceSpan{ReadOnlySpan: s, res: res}
 		}
 	}
@@ -332,3 +358,127 @@ type resourceSpan struct {
 }
 
 func (s resourceSpan) Resource() *resource.Resource { return s.res }
+
+// validSpan returns s with res and with U+FFFD in place of invalid UTF-8 in
+// its name, attributes, events (names and attributes), links (attributes),
+// status description and instrumentation scope, and reports each of them
+// (docs/resource.md#invalid-utf-8). It returns false, and no span, when s is
+// valid UTF-8 already.
+func (p *spanPipeline) validSpan(s sdktrace.ReadOnlySpan, res *resource.Resource) (sdktrace.ReadOnlySpan, bool) {
+	if isValidSpan(s) {
+		return nil, false
+	}
+	report := func(what string) func(string) { return ReportKey(p.invalid, what) }
+	v := &fixedSpan{ReadOnlySpan: s, res: res}
+	v.name = s.Name()
+	changed := ValidStrings(p.invalid, Field{&v.name, "span name"})
+	var c bool
+	if v.attrs, c = ValidKeyValues(s.Attributes(), report("span attribute ")); c {
+		changed = true
+	}
+	// The SDK's Events and Links return its own slices: change copies.
+	v.events = s.Events()
+	cloned := false
+	for i, e := range v.events {
+		name, nc := ValidString(e.Name)
+		attrs, ac := ValidKeyValues(e.Attributes, report("span event attribute "))
+		if !nc && !ac {
+			continue
+		}
+		if !cloned {
+			v.events, cloned = slices.Clone(v.events), true
+		}
+		changed = true
+		if nc {
+			p.invalid("span event name", "")
+		}
+		v.events[i].Name, v.events[i].Attributes = name, attrs
+	}
+	v.links = s.Links()
+	cloned = false
+	for i, l := range v.links {
+		attrs, ac := ValidKeyValues(l.Attributes, report("span link attribute "))
+		if !ac {
+			continue
+		}
+		if !cloned {
+			v.links, cloned = slices.Clone(v.links), true
+		}
+		changed = true
+		v.links[i].Attributes = attrs
+	}
+	v.status = s.Status()
+	if ValidStrings(p.invalid, Field{&v.status.Description, "span status description"}) {
+		changed = true
+	}
+	v.scope = s.InstrumentationScope()
+	if ValidScope(&v.scope, p.invalid) {
+		changed = true
+	}
+	if !changed {
+		return nil, false
+	}
+	return v, true
+}
+
+// isValidSpan reports whether every string validSpan looks at is valid
+// UTF-8, without allocating (but for slice and map attribute values).
+func isValidSpan(s sdktrace.ReadOnlySpan) bool {
+	if !utf8.ValidString(s.Name()) || !validKeyValues(s.Attributes()) || !utf8.ValidString(s.Status().Description) {
+		return false
+	}
+	for _, e := range s.Events() {
+		if !utf8.ValidString(e.Name) || !validKeyValues(e.Attributes) {
+			return false
+		}
+	}
+	for _, l := range s.Links() {
+		if !validKeyValues(l.Attributes) {
+			return false
+		}
+	}
+	sc := s.InstrumentationScope()
+	if !utf8.ValidString(sc.Name) || !utf8.ValidString(sc.Version) || !utf8.ValidString(sc.SchemaURL) {
+		return false
+	}
+	for it := sc.Attributes.Iter(); it.Next(); {
+		if kv := it.Attribute(); !utf8.ValidString(string(kv.Key)) || !isValid(kv.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// fixedSpan is a span as validSpan exports it.
+type fixedSpan struct {
+	sdktrace.ReadOnlySpan
+	res    *resource.Resource
+	name   string
+	attrs  []attribute.KeyValue
+	events []sdktrace.Event
+	links  []sdktrace.Link
+	status sdktrace.Status
+	scope  instrumentation.Scope
+}
+
+func (s *fixedSpan) Resource() *resource.Resource                { return s.res }
+func (s *fixedSpan) Name() string                                { return s.name }
+func (s *fixedSpan) Attributes() []attribute.KeyValue            { return s.attrs }
+func (s *fixedSpan) Events() []sdktrace.Event                    { return s.events }
+func (s *fixedSpan) Links() []sdktrace.Link                      { return s.links }
+func (s *fixedSpan) Status() sdktrace.Status                     { return s.status }
+func (s *fixedSpan) InstrumentationScope() instrumentation.Scope { return s.scope }
+
+//nolint:staticcheck // The deprecated method is part of ReadOnlySpan.
+func (s *fixedSpan) InstrumentationLibrary() instrumentation.Library { return s.scope }
+
+// validResource returns res with valid UTF-8 keys and values, reporting
+// each attribute it changed (a resource built by Setup is valid already; a
+// resource handed to NewTracing by another caller may not be).
+func validResource(res *resource.Resource, invalid func(what, source string)) *resource.Resource {
+	kvs, changed := ValidKeyValues(res.Attributes(), func(key string) { invalid("resource attribute "+AttributeName(key), "") })
+	if !changed {
+		return res
+	}
+	return resource.NewWithAttributes(res.SchemaURL(), kvs...)
+}

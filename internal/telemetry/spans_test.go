@@ -80,7 +80,7 @@ func testSettings(queue, batch int) *Settings {
 // spans go through it; the provider is shut down when the test ends.
 func newTestPipeline(t *testing.T, exp sdktrace.SpanExporter, s *Settings, onError func(error)) (*spanPipeline, trace.Tracer) {
 	t.Helper()
-	p := newSpanPipeline(exp, resource.Empty(), s, nil, onError)
+	p := newSpanPipeline(exp, resource.Empty(), s, nil, onError, NewDiagnostics(nil).InvalidUTF8)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

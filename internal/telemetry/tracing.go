@@ -21,7 +21,9 @@ type TracingOptions struct {
 	Exporter sdktrace.SpanExporter
 	// Console receives the console exporter's output (see ConsoleWriter).
 	Console io.Writer
-	// Diagnostics reports failed background exports; nil reports nothing.
+	// Diagnostics reports failed background exports (nil: they are not
+	// reported) and strings exported with U+FFFD in place of invalid UTF-8
+	// (nil: through slog.Default()).
 	Diagnostics *Diagnostics
 	// Env is where the parent trace context is read (TRACEPARENT, …); nil is
 	// the process environment.
@@ -56,10 +58,13 @@ func NewTracing(ctx context.Context, res *resource.Resource, s *Settings, o Trac
 		}
 	}
 	var onError func(error)
-	if o.Diagnostics != nil {
-		onError = o.Diagnostics.Report
+	d := o.Diagnostics
+	if d != nil {
+		onError = d.Report
+	} else {
+		d = NewDiagnostics(nil) // invalid UTF-8 is always reported
 	}
-	p := newSpanPipeline(exp, res, s, guard, onError)
+	p := newSpanPipeline(exp, res, s, guard, onError, d.InvalidUTF8)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
 	t := &Tracing{sdk: tp, provider: tp, pipeline: p}
 	if s.Propagator != nil {
@@ -86,7 +91,9 @@ func (t *Tracing) Parent() trace.SpanContext { return t.parent }
 // SetResource replaces the resource stamped on the spans exported from now
 // on (lens exec completes its resource with the GPU probe's count, which
 // runs beside the command, before its span ends).
-func (t *Tracing) SetResource(res *resource.Resource) { t.pipeline.res.Store(res) }
+func (t *Tracing) SetResource(res *resource.Resource) {
+	t.pipeline.res.Store(validResource(res, t.pipeline.invalid))
+}
 
 // Counts returns the span accounting.
 func (t *Tracing) Counts() SpanCounts { return t.pipeline.Counts() }
