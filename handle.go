@@ -41,6 +41,7 @@ type Handle struct {
 	sdkLP   *sdklog.LoggerProvider
 	logger  *slog.Logger
 	guards  []*telemetry.RefusalGuard // of the metric and log exporters
+	secrets []string                  // the OTLP header values, never shown
 
 	globals         *installedGlobals
 	restoreIdentity func()
@@ -198,7 +199,7 @@ func (h *Handle) ForceFlush(ctx context.Context) error {
 	ctx, cancel := withDefaultDeadline(ctx)
 	defer cancel()
 	var buf [maxProviders]provider
-	return concurrently(ctx, h.providers(&buf), provider.ForceFlush)
+	return telemetry.ShapeError(concurrently(ctx, h.providers(&buf), provider.ForceFlush), h.secrets)
 }
 
 // Shutdown flushes and stops the providers, puts back the OpenTelemetry
@@ -224,7 +225,7 @@ func (h *Handle) Shutdown(ctx context.Context) error {
 		}
 		ctx, cancel := withDefaultDeadline(ctx)
 		defer cancel()
-		h.shutdownErr = h.shutdownProviders(ctx)
+		h.shutdownErr = telemetry.ShapeError(h.shutdownProviders(ctx), h.secrets)
 		h.globals.restoreDiagnostics()
 		if h.restoreIdentity != nil {
 			h.restoreIdentity()

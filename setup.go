@@ -186,7 +186,8 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Handle, error) {
 
 func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (_ *Handle, err error) {
 	diag := telemetry.NewDiagnostics(o.t.Logger)
-	h := &Handle{cfg: cfg, propagator: s.Propagator}
+	diag.AddSecrets(s.Secrets...)
+	h := &Handle{cfg: cfg, propagator: s.Propagator, secrets: s.Secrets}
 	if !o.noGlobals {
 		// Before anything is built: the exporters report malformed
 		// settings through the internal logger while they are created.
@@ -262,15 +263,24 @@ func newMeterProvider(ctx context.Context, res *resource.Resource, s *telemetry.
 		case telemetry.KindConsole:
 			exp, err = stdoutmetric.New(stdoutmetric.WithWriter(console))
 		default:
-			if s.Metrics.Protocol == ProtocolHTTPProtobuf {
+			guard = telemetry.NewRefusalGuard(s.Secrets)
+			if sig := s.Metrics; sig.Protocol == ProtocolHTTPProtobuf {
 				var opts []otlpmetrichttp.Option
-				if s.Metrics.Timeout > 0 {
-					opts = append(opts, otlpmetrichttp.WithTimeout(s.Metrics.Timeout))
+				if sig.Timeout > 0 {
+					opts = append(opts, otlpmetrichttp.WithTimeout(sig.Timeout))
+				}
+				if sig.Endpoint != "" {
+					opts = append(opts, otlpmetrichttp.WithEndpointURL(sig.Endpoint))
+				}
+				if sig.TLS != nil {
+					opts = append(opts, otlpmetrichttp.WithTLSClientConfig(sig.TLS))
 				}
 				exp, err = otlpmetrichttp.New(ctx, opts...)
 			} else {
-				guard = telemetry.NewRefusalGuard()
-				var opts []otlpmetricgrpc.Option
+				opts := []otlpmetricgrpc.Option{
+					otlpmetricgrpc.WithEndpoint(sig.Endpoint),
+					otlpmetricgrpc.WithTLSCredentials(guard.Credentials(sig)),
+				}
 				if s.Metrics.Timeout > 0 {
 					opts = append(opts, otlpmetricgrpc.WithTimeout(s.Metrics.Timeout))
 				}
@@ -301,15 +311,24 @@ func newLoggerProvider(ctx context.Context, res *resource.Resource, s *telemetry
 		case telemetry.KindConsole:
 			exp, err = stdoutlog.New(stdoutlog.WithWriter(console))
 		default:
-			if s.Logs.Protocol == ProtocolHTTPProtobuf {
+			guard = telemetry.NewRefusalGuard(s.Secrets)
+			if sig := s.Logs; sig.Protocol == ProtocolHTTPProtobuf {
 				var opts []otlploghttp.Option
-				if s.Logs.Timeout > 0 {
-					opts = append(opts, otlploghttp.WithTimeout(s.Logs.Timeout))
+				if sig.Timeout > 0 {
+					opts = append(opts, otlploghttp.WithTimeout(sig.Timeout))
+				}
+				if sig.Endpoint != "" {
+					opts = append(opts, otlploghttp.WithEndpointURL(sig.Endpoint))
+				}
+				if sig.TLS != nil {
+					opts = append(opts, otlploghttp.WithTLSClientConfig(sig.TLS))
 				}
 				exp, err = otlploghttp.New(ctx, opts...)
 			} else {
-				guard = telemetry.NewRefusalGuard()
-				var opts []otlploggrpc.Option
+				opts := []otlploggrpc.Option{
+					otlploggrpc.WithEndpoint(sig.Endpoint),
+					otlploggrpc.WithTLSCredentials(guard.Credentials(sig)),
+				}
 				if s.Logs.Timeout > 0 {
 					opts = append(opts, otlploggrpc.WithTimeout(s.Logs.Timeout))
 				}
