@@ -3,10 +3,13 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -353,5 +356,76 @@ func TestExportErrorShaped(t *testing.T) {
 	}
 	if !strings.Contains(msg, "400") {
 		t.Errorf("the message lost the status: %q", msg)
+	}
+}
+
+// TestShapeError: the shaping rules on exact texts, written out by hand.
+func TestShapeError(t *testing.T) {
+	t.Parallel()
+	secret := "tok-123456789"
+	long := "a\nb" + strings.Repeat("x", 300)
+	// "a\nb" escapes to the 4 bytes `a\nb`: 4+300 = 304 bytes, 256 kept.
+	wantLong := `a\nb` + strings.Repeat("x", 252) + "… (48 bytes cut)"
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"plain", errors.New("traces export: 503 Service Unavailable"), "traces export: 503 Service Unavailable"},
+		{"control", errors.New("body: <h1>\r\n\t\x1b[0m\xff\u2028</h1>"), `body: <h1>\r\n\t\x1b[0m\xff\u2028</h1>`},
+		{"secret", errors.New("echo: Authorization: Bearer " + secret + "; again " + secret), "echo: Authorization: Bearer [redacted]; again [redacted]"},
+		{"userinfo", errors.New(`Post "https://u:pw@host/v1/traces": EOF`), `Post "https://[redacted]@host/v1/traces": EOF`},
+		{"long", errors.New(long), wantLong},
+		{"join", errors.Join(errors.New("x\ny"), context.DeadlineExceeded), "x\\ny\ncontext deadline exceeded"},
+		{"multi-byte cut", errors.New(strings.Repeat("x", 255) + "é" + "yz"), strings.Repeat("x", 255) + "… (4 bytes cut)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ShapeError(tc.err, []string{secret})
+			if got.Error() != tc.want {
+				t.Errorf("ShapeError = %q, want %q", got.Error(), tc.want)
+			}
+			if !errors.Is(got, tc.err) {
+				t.Error("the shaped error does not wrap the original")
+			}
+			if again := ShapeError(got, nil); again.Error() != tc.want {
+				t.Errorf("shaped twice: %q", again.Error())
+			}
+		})
+	}
+	if ShapeError(nil, nil) != nil {
+		t.Error("ShapeError(nil) is not nil")
+	}
+	// A shaped error wrapped once more keeps its text whole.
+	inner := ShapeError(errors.New(long), nil)
+	if got := ShapeError(fmt.Errorf("failed to upload: %w", inner), nil).Error(); got != "failed to upload: "+wantLong {
+		t.Errorf("wrapped shaped error = %q", got)
+	}
+}
+
+// TestDiagnosticsShape: what reaches the Lens logger through the error
+// handler is shaped too, with the header values Setup found.
+func TestDiagnosticsShape(t *testing.T) {
+	t.Parallel()
+	var buf strings.Builder
+	d := NewDiagnostics(slog.New(slog.NewTextHandler(&buf, nil)))
+	d.AddSecrets("s3cr3t-value")
+	d.Handle(errors.New("OTLP partial success: echo s3cr3t-value\n" + strings.Repeat("y", 5000)))
+	out := buf.String()
+	if strings.Contains(out, "s3cr3t") || strings.Count(out, "\n") != 1 || !strings.Contains(out, "bytes cut)") || len(out) > 3*MaxErrorText+200 {
+		t.Errorf("log record of %d bytes not shaped: %q", len(out), out)
+	}
+}
+
+// TestHeaderSecrets: the header values, as written and decoded, and their
+// long words; not the names, not short values.
+func TestHeaderSecrets(t *testing.T) {
+	t.Parallel()
+	got := headerSecrets(environ.Map{
+		"OTEL_EXPORTER_OTLP_HEADERS":      "authorization=Bearer%20tok-123456789,x-short=ab",
+		"OTEL_EXPORTER_OTLP_LOGS_HEADERS": "x-api-key= key-42 ,malformed",
+	})
+	want := []string{"Bearer%20tok-123456789", "Bearer tok-123456789", "tok-123456789", "key-42"}
+	if !slices.Equal(got, want) {
+		t.Errorf("headerSecrets = %q, want %q", got, want)
 	}
 }
