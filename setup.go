@@ -43,6 +43,12 @@ var ErrAlreadySetUp = errors.New("lens: telemetry is already set up in this proc
 // instead of waiting out the deadline.
 var ErrCollectorRefused = telemetry.ErrCollectorRefused
 
+// ErrTLSHandshake is wrapped by the error of an OTLP/gRPC export (and of
+// [Handle.Shutdown]) that ended at once because the TLS handshake with the
+// collector failed for a certificate or protocol reason; the message gives
+// the cause (docs/resource.md#otlp-endpoint-and-tls).
+var ErrTLSHandshake = telemetry.ErrTLSHandshake
+
 // InstrumentationName is the instrumentation scope of [Handle.Logger].
 const InstrumentationName = ModulePath
 
