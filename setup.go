@@ -134,9 +134,15 @@ func release() {
 //     OTEL_EXPORTER_OTLP_PROTOCOL, says "http/protobuf" (the reference's
 //     default; the OpenTelemetry specification's is http/protobuf); any
 //     other value — "http/json" included, which the Go exporters do not
-//     implement — is one [*ConfigError]. Endpoint, headers, TLS, compression
-//     and timeouts come from the standard OTEL_EXPORTER_OTLP_* variables,
-//     read by the exporters. No connection is made during Setup. "console"
+//     implement — is one [*ConfigError]. The endpoint, insecure and TLS
+//     file variables (OTEL_EXPORTER_OTLP[_<SIGNAL>]_ENDPOINT, _INSECURE,
+//     _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY) are read by Setup:
+//     HOST:PORT works for gRPC; an endpoint the protocol cannot use or an
+//     unusable file is one [*ConfigError] naming its variable
+//     (docs/resource.md#otlp-endpoint-and-tls). Headers, compression and
+//     timeouts are read by the exporters from the process environment.
+//     Export errors are cut, escaped and never show header values
+//     (docs/resource.md#export-errors). No connection is made during Setup. "console"
 //     writes to [WithConsoleWriter] (default os.Stdout). [WithSpanExporter],
 //     [WithMetricReader], [WithMetricExporter] and [WithLogExporter] replace
 //     the exporter of their signal.

@@ -29,6 +29,10 @@ import (
 //     invalid URL escape is not quoted (it is part of that value), the
 //     exporters' "invalid NAME value VALUE: …" reports keep the name only,
 //     and credentials in URLs (scheme://user:password@host) are masked;
+//   - errors are shaped by ShapeError (cut, escaped to one line, the OTLP
+//     header values given to AddSecrets replaced);
+//   - the exporters' own parse of the OTLP endpoints, which Lens reads,
+//     validates and passes to them explicitly, is DEBUG;
 //   - the SDK's reports about its own parse of OTEL_RESOURCE_ATTRIBUTES
 //     (partial resource, invalid URL escape) are DEBUG, once whatever their
 //     wording: Lens decodes the carrier itself and that is the resource it
@@ -225,7 +229,9 @@ func (s *sink) Error(err error, msg string, kv ...any) {
 // time.Duration", with the variable as "environment variable"; sdk/metric
 // v1.47.0), and the OTLP exporters' timeouts ("parse duration" with the
 // value as "input": the only durations the exporters read are
-// OTEL_EXPORTER_OTLP[_<SIGNAL>]_TIMEOUT).
+// OTEL_EXPORTER_OTLP[_<SIGNAL>]_TIMEOUT), and the trace and metric
+// exporters' parse of their endpoint ("parse url", the only URLs they
+// read), which Lens reads and passes explicitly.
 func rereadSetting(msg string, kv []any) (string, bool) {
 	for i := 0; i+1 < len(kv); i += 2 {
 		switch k, _ := kv[i].(string); k {

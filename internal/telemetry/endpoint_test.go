@@ -336,9 +336,9 @@ func TestExportErrorShaped(t *testing.T) {
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	err = exportOne(t, environ.Map{
-		"OTEL_EXPORTER_OTLP_PROTOCOL":       "http/protobuf",
+		"OTEL_EXPORTER_OTLP_PROTOCOL":        "http/protobuf",
 		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://" + l.Addr().String(),
-		"OTEL_EXPORTER_OTLP_HEADERS":        "authorization=" + strings.ReplaceAll(token, " ", "%20"),
+		"OTEL_EXPORTER_OTLP_HEADERS":         "authorization=" + strings.ReplaceAll(token, " ", "%20"),
 	})
 	if err == nil {
 		t.Fatal("Shutdown succeeded against a failing collector")

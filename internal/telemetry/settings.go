@@ -122,9 +122,10 @@ type Needs struct {
 }
 
 // ReadSettings reads the settings from env for cfg. Invalid exporter names,
-// protocols and propagators are errors (one *ConfigError per variable, each
-// reported once even when several signals share the variable); invalid or
-// out-of-range numbers are warnings and get their defaults.
+// protocols, propagators, OTLP endpoints and TLS files are errors (one
+// *ConfigError per variable, each reported once even when several signals
+// share the variable); invalid or out-of-range numbers are warnings and get
+// their defaults.
 func ReadSettings(env environ.Lookuper, cfg Config, need Needs) (Settings, error) {
 	env = environ.Or(env)
 	r := settingsReader{env: env}
