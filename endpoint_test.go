@@ -63,3 +63,26 @@ func TestSetupHTTPEndpointWithoutScheme(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultEndpointWithoutScheme: a process whose environment names the
+// gRPC collector as HOST:PORT (an IP literal, which the OpenTelemetry Go
+// exporters alone cannot parse and replace by the default endpoint) exports
+// its three signals there, and nothing appears on stderr (the exporters'
+// own complaints about the value are DEBUG: Lens read it).
+func TestFaultEndpointWithoutScheme(t *testing.T) {
+	t.Parallel()
+	c := collectortest.NewGRPC(t, collectortest.OK)
+	var r runOutcome
+	stderr := runHelper(t, "run", map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT": strings.TrimPrefix(c.Endpoint, "http://"),
+		"OTEL_EXPORTER_OTLP_INSECURE": "true",
+	}, &r)
+	if r.SetupErr != "" || r.ShutdownErr != "" || r.Settled.Exported != 100 || stderr != "" {
+		t.Errorf("Setup %q, Shutdown %q, counts %+v, stderr %q: want 100 spans exported, a silent stderr", r.SetupErr, r.ShutdownErr, r.Settled, stderr)
+	}
+	for _, signal := range []string{collectortest.Traces, collectortest.Metrics, collectortest.Logs} {
+		if c.Requests(signal) == 0 {
+			t.Errorf("the collector got no %s", signal)
+		}
+	}
+}

@@ -337,9 +337,17 @@ func newLoggerProvider(ctx context.Context, res *resource.Resource, s *telemetry
 				}
 				exp, err = otlploghttp.New(ctx, opts...)
 			} else {
-				opts := []otlploggrpc.Option{
-					otlploggrpc.WithEndpoint(sig.Endpoint),
-					otlploggrpc.WithTLSCredentials(guard.Credentials(sig)),
+				opts := []otlploggrpc.Option{otlploggrpc.WithTLSCredentials(guard.Credentials(sig))}
+				if u, ok := sig.EndpointURL(); ok {
+					// Also settles its security, which it would otherwise
+					// parse from the endpoint variable (and report a
+					// HOST:PORT as invalid).
+					opts = append(opts, otlploggrpc.WithEndpointURL(u))
+				} else {
+					opts = append(opts, otlploggrpc.WithEndpoint(sig.Endpoint))
+					if sig.Insecure {
+						opts = append(opts, otlploggrpc.WithInsecure())
+					}
 				}
 				if s.Logs.Timeout > 0 {
 					opts = append(opts, otlploggrpc.WithTimeout(s.Logs.Timeout))

@@ -68,6 +68,20 @@ func (r *settingsReader) connection(signal string, s *Signal) {
 	s.TLS = r.tlsConfig(signal)
 }
 
+// EndpointURL returns the OTLP/gRPC target of s as an http:// (Insecure)
+// or https:// URL when it is HOST:PORT, for exporters that otherwise parse
+// their own endpoint variable to decide on security (otlploggrpc); false
+// for a target with one of gRPC's schemes.
+func (s Signal) EndpointURL() (string, bool) {
+	if scheme, _, ok := strings.Cut(s.Endpoint, ":"); ok && grpcSchemes[strings.ToLower(scheme)] {
+		return "", false
+	}
+	if s.Insecure {
+		return "http://" + s.Endpoint, true
+	}
+	return "https://" + s.Endpoint, true
+}
+
 // lookup returns the first of names that is set and not blank, and its
 // value.
 func (r *settingsReader) lookup(names ...string) (name, raw string) {
