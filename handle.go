@@ -199,7 +199,7 @@ func (h *Handle) ForceFlush(ctx context.Context) error {
 	ctx, cancel := withDefaultDeadline(ctx)
 	defer cancel()
 	var buf [maxProviders]provider
-	return telemetry.ShapeError(concurrently(ctx, h.providers(&buf), provider.ForceFlush), h.secrets)
+	return concurrently(ctx, h.providers(&buf), h.shaped(provider.ForceFlush))
 }
 
 // Shutdown flushes and stops the providers, puts back the OpenTelemetry
@@ -225,7 +225,7 @@ func (h *Handle) Shutdown(ctx context.Context) error {
 		}
 		ctx, cancel := withDefaultDeadline(ctx)
 		defer cancel()
-		h.shutdownErr = telemetry.ShapeError(h.shutdownProviders(ctx), h.secrets)
+		h.shutdownErr = h.shutdownProviders(ctx)
 		h.globals.restoreDiagnostics()
 		if h.restoreIdentity != nil {
 			h.restoreIdentity()
@@ -240,7 +240,13 @@ func (h *Handle) Shutdown(ctx context.Context) error {
 
 func (h *Handle) shutdownProviders(ctx context.Context) error {
 	var buf [maxProviders]provider
-	return concurrently(ctx, h.providers(&buf), provider.Shutdown)
+	return concurrently(ctx, h.providers(&buf), h.shaped(provider.Shutdown))
+}
+
+// shaped returns op with its error shaped (docs/resource.md#export-errors):
+// cut, on one line, without the OTLP header values.
+func (h *Handle) shaped(op func(provider, context.Context) error) func(provider, context.Context) error {
+	return func(p provider, ctx context.Context) error { return telemetry.ShapeError(op(p, ctx), h.secrets) }
 }
 
 // maxProviders is the number of signals: traces, metrics, logs.

@@ -120,8 +120,11 @@ func grpcEndpoint(raw string, insecure bool) (target string, noTLS bool, err err
 	switch {
 	case hasScheme && (scheme == "http" || scheme == "https"):
 		u, perr := url.Parse(v)
-		if perr != nil || u.Host == "" || u.Opaque != "" {
+		if perr != nil || u.Hostname() == "" || u.Opaque != "" {
 			return DefaultGRPCEndpoint, insecure, fmt.Errorf("%w: not a URL with a host (want http://HOST:PORT, https://HOST:PORT or HOST:PORT)", ErrInvalidEndpoint)
+		}
+		if p := u.Port(); p != "" && !validPort(p) {
+			return DefaultGRPCEndpoint, insecure, fmt.Errorf("%w: port %s is not 1 to 65535", ErrInvalidEndpoint, p)
 		}
 		// The host as it is (gRPC's default port is 443), as the Go SDK.
 		return u.Host, scheme == "http", nil
@@ -154,12 +157,15 @@ func validPort(p string) bool {
 func httpEndpoint(raw, signal string, generic bool) (string, error) {
 	v := strings.TrimSpace(raw)
 	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		reason := "not a URL"
-		if err == nil && u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https" && u.Host != "" {
+		if err == nil && u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https" && u.Hostname() != "" {
 			reason = fmt.Sprintf("scheme %q", u.Scheme)
 		}
 		return "", fmt.Errorf("%w: %s; OTLP/HTTP endpoints are URLs: want http://HOST:PORT or https://HOST:PORT (HOST:PORT without a scheme is for OTLP/gRPC)", ErrInvalidEndpoint, reason)
+	}
+	if p := u.Port(); p != "" && !validPort(p) {
+		return "", fmt.Errorf("%w: port %s is not 1 to 65535", ErrInvalidEndpoint, p)
 	}
 	p := u.Path
 	if generic {

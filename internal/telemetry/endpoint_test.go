@@ -95,6 +95,10 @@ func TestEndpointErrors(t *testing.T) {
 		{"grpc other scheme", "grpc", "ftp://otelcol:4317"},
 		{"grpc empty unix", "grpc", "unix:"},
 		{"grpc http no host", "grpc", "http:///x"},
+		{"grpc port out of range", "grpc", "http://127.0.0.1:99999"},
+		{"http port out of range", "http/protobuf", "http://127.0.0.1:99999"},
+		{"http unclosed bracket", "http/protobuf", "http://[::1"},
+		{"grpc too many colons", "grpc", "::::"},
 	} {
 		for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
@@ -394,6 +398,11 @@ func TestShapeError(t *testing.T) {
 	}
 	if ShapeError(nil, nil) != nil {
 		t.Error("ShapeError(nil) is not nil")
+	}
+	// A join of shaped errors keeps its own layout.
+	joined := errors.Join(ShapeError(errors.New("a"), nil), ShapeError(errors.New("b"), nil))
+	if got := ShapeError(joined, nil); got != joined {
+		t.Errorf("a join of shaped errors was reshaped: %q", got)
 	}
 	// A shaped error wrapped once more keeps its text whole.
 	inner := ShapeError(errors.New(long), nil)

@@ -44,8 +44,9 @@ func (e *ShapedError) Unwrap() error { return e.err }
 //     "… (N bytes cut)" when longer.
 //
 // The errors of a join (errors.Join) are shaped one by one and joined
-// again; an error already shaped is returned as it is, and the text
-// around a shaped error that another error wraps is not cut again.
+// again with newlines; an error already shaped, or a join of errors
+// already shaped, is returned as it is, and the text around a shaped error
+// that another error wraps is not cut again.
 func ShapeError(err error, secrets []string) error {
 	if err == nil {
 		return nil
@@ -56,8 +57,16 @@ func ShapeError(err error, secrets []string) error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		errs := j.Unwrap()
 		shaped := make([]error, 0, len(errs))
+		same := true
 		for _, e := range errs {
-			shaped = append(shaped, ShapeError(e, secrets))
+			s := ShapeError(e, secrets)
+			same = same && s == e
+			shaped = append(shaped, s)
+		}
+		if same {
+			// Every error is shaped already: the join's own message
+			// (errors.Join's lines, or another layout) stays.
+			return err
 		}
 		return &ShapedError{text: errors.Join(shaped...).Error(), err: err}
 	}
