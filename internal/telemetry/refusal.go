@@ -106,9 +106,10 @@ func (g *RefusalGuard) Final() {
 
 // Export runs fn. In final mode it is cancelled with ErrCollectorRefused as
 // soon as a connection attempt is refused, and not run at all when the last
-// attempt was refused and a quick new attempt is refused too. In every mode,
-// and for a nil guard (OTLP/HTTP, whose exporters do not retry a refused
-// connection), an error of fn caused by a refused connection wraps
+// attempt was refused and a quick new attempt is refused too (OTLP/HTTP
+// exporters, which do not retry a refused connection, never dial through
+// the guard). In every mode, and for a nil guard (a caller's or the console
+// exporter), an error of fn caused by a refused connection wraps
 // ErrCollectorRefused.
 //
 // A TLS handshake that fails for a certificate or protocol reason cancels
