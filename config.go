@@ -94,6 +94,14 @@ var (
 	// ErrUnknownExporter: Config.Exporter is neither "otlp" nor "console",
 	// or OTEL_<SIGNAL>_EXPORTER is none of "otlp", "console" and "none".
 	ErrUnknownExporter = telemetry.ErrUnknownExporter
+	// ErrInvalidEndpoint: an OTLP endpoint variable holds a value the
+	// signal's protocol cannot use, such as HOST:PORT without a scheme for
+	// OTLP/HTTP (docs/resource.md#otlp-endpoint-and-tls).
+	ErrInvalidEndpoint = telemetry.ErrInvalidEndpoint
+	// ErrTLSFile: an OTLP CA, client certificate or client key file cannot
+	// be read or holds no usable PEM data, or a client certificate is given
+	// without its key (or the key without it).
+	ErrTLSFile = telemetry.ErrTLSFile
 )
 
 // ConfigError reports an environment variable whose value cannot be used:

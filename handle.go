@@ -41,6 +41,7 @@ type Handle struct {
 	sdkLP   *sdklog.LoggerProvider
 	logger  *slog.Logger
 	guards  []*telemetry.RefusalGuard // of the metric and log exporters
+	secrets []string                  // the OTLP header values, never shown
 
 	globals         *installedGlobals
 	restoreIdentity func()
@@ -208,7 +209,7 @@ func (h *Handle) ForceFlush(ctx context.Context) error {
 	ctx, cancel := withDefaultDeadline(ctx)
 	defer cancel()
 	var buf [maxProviders]provider
-	return concurrently(ctx, h.providers(&buf), provider.ForceFlush)
+	return concurrently(ctx, h.providers(&buf), h.shaped(provider.ForceFlush))
 }
 
 // Shutdown flushes and stops the providers, puts back the OpenTelemetry
@@ -250,7 +251,13 @@ func (h *Handle) Shutdown(ctx context.Context) error {
 
 func (h *Handle) shutdownProviders(ctx context.Context) error {
 	var buf [maxProviders]provider
-	return concurrently(ctx, h.providers(&buf), provider.Shutdown)
+	return concurrently(ctx, h.providers(&buf), h.shaped(provider.Shutdown))
+}
+
+// shaped returns op with its error shaped (docs/resource.md#export-errors):
+// cut, on one line, without the OTLP header values.
+func (h *Handle) shaped(op func(provider, context.Context) error) func(provider, context.Context) error {
+	return func(p provider, ctx context.Context) error { return telemetry.ShapeError(op(p, ctx), h.secrets) }
 }
 
 // maxProviders is the number of signals: traces, metrics, logs.

@@ -106,9 +106,10 @@ func WithLogExporter(e sdklog.Exporter) Option {
 // [WithDetectOptions]) and the OTEL_* settings Setup reads itself (see the
 // package documentation).
 //
-// The OpenTelemetry exporters keep reading their own variables
-// (OTEL_EXPORTER_OTLP_ENDPOINT, headers, timeouts, …) from the process
-// environment.
+// The OTLP endpoint and TLS variables are among those Setup reads itself
+// (docs/resource.md#otlp-endpoint-and-tls); the OpenTelemetry exporters
+// keep reading the rest of theirs (headers, compression, timeouts) from
+// the process environment.
 func WithEnv(env environ.Lookuper) Option {
 	return optionFunc(func(o *options) { o.t.Env = env })
 }

@@ -44,6 +44,12 @@ var ErrAlreadySetUp = errors.New("lens: telemetry is already set up in this proc
 // instead of waiting out the deadline.
 var ErrCollectorRefused = telemetry.ErrCollectorRefused
 
+// ErrTLSHandshake is wrapped by the error of an OTLP/gRPC export (and of
+// [Handle.Shutdown]) that ended at once because the TLS handshake with the
+// collector failed for a certificate or protocol reason; the message gives
+// the cause (docs/resource.md#otlp-endpoint-and-tls).
+var ErrTLSHandshake = telemetry.ErrTLSHandshake
+
 // InstrumentationName is the instrumentation scope of [Handle.Logger].
 const InstrumentationName = ModulePath
 
@@ -129,9 +135,15 @@ func release() {
 //     OTEL_EXPORTER_OTLP_PROTOCOL, says "http/protobuf" (the reference's
 //     default; the OpenTelemetry specification's is http/protobuf); any
 //     other value — "http/json" included, which the Go exporters do not
-//     implement — is one [*ConfigError]. Endpoint, headers, TLS, compression
-//     and timeouts come from the standard OTEL_EXPORTER_OTLP_* variables,
-//     read by the exporters. No connection is made during Setup. "console"
+//     implement — is one [*ConfigError]. The endpoint, insecure and TLS
+//     file variables (OTEL_EXPORTER_OTLP[_<SIGNAL>]_ENDPOINT, _INSECURE,
+//     _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY) are read by Setup:
+//     HOST:PORT works for gRPC; an endpoint the protocol cannot use or an
+//     unusable file is one [*ConfigError] naming its variable
+//     (docs/resource.md#otlp-endpoint-and-tls). Headers, compression and
+//     timeouts are read by the exporters from the process environment.
+//     Export errors are cut, escaped and never show header values
+//     (docs/resource.md#export-errors). No connection is made during Setup. "console"
 //     writes to [WithConsoleWriter] (default os.Stdout). [WithSpanExporter],
 //     [WithMetricReader], [WithMetricExporter] and [WithLogExporter] replace
 //     the exporter of their signal.
@@ -187,7 +199,8 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Handle, error) {
 
 func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (_ *Handle, err error) {
 	diag := telemetry.NewDiagnostics(o.t.Logger)
-	h := &Handle{cfg: cfg, propagator: s.Propagator}
+	diag.AddSecrets(s.Secrets...)
+	h := &Handle{cfg: cfg, propagator: s.Propagator, secrets: s.Secrets}
 	if !o.noGlobals {
 		// Before anything is built: the exporters report malformed
 		// settings through the internal logger while they are created.
@@ -268,15 +281,24 @@ func newMeterProvider(ctx context.Context, res *resource.Resource, s *telemetry.
 		case telemetry.KindConsole:
 			exp, err = stdoutmetric.New(stdoutmetric.WithWriter(console))
 		default:
-			if s.Metrics.Protocol == ProtocolHTTPProtobuf {
+			guard = telemetry.NewRefusalGuard(s.Secrets)
+			if sig := s.Metrics; sig.Protocol == ProtocolHTTPProtobuf {
 				var opts []otlpmetrichttp.Option
-				if s.Metrics.Timeout > 0 {
-					opts = append(opts, otlpmetrichttp.WithTimeout(s.Metrics.Timeout))
+				if sig.Timeout > 0 {
+					opts = append(opts, otlpmetrichttp.WithTimeout(sig.Timeout))
+				}
+				if sig.Endpoint != "" {
+					opts = append(opts, otlpmetrichttp.WithEndpointURL(sig.Endpoint))
+				}
+				if sig.TLS != nil {
+					opts = append(opts, otlpmetrichttp.WithTLSClientConfig(sig.TLS))
 				}
 				exp, err = otlpmetrichttp.New(ctx, opts...)
 			} else {
-				guard = telemetry.NewRefusalGuard()
-				var opts []otlpmetricgrpc.Option
+				opts := []otlpmetricgrpc.Option{
+					otlpmetricgrpc.WithEndpoint(sig.Endpoint),
+					otlpmetricgrpc.WithTLSCredentials(guard.Credentials(sig)),
+				}
 				if s.Metrics.Timeout > 0 {
 					opts = append(opts, otlpmetricgrpc.WithTimeout(s.Metrics.Timeout))
 				}
@@ -307,15 +329,32 @@ func newLoggerProvider(ctx context.Context, res *resource.Resource, s *telemetry
 		case telemetry.KindConsole:
 			exp, err = stdoutlog.New(stdoutlog.WithWriter(console))
 		default:
-			if s.Logs.Protocol == ProtocolHTTPProtobuf {
+			guard = telemetry.NewRefusalGuard(s.Secrets)
+			if sig := s.Logs; sig.Protocol == ProtocolHTTPProtobuf {
 				var opts []otlploghttp.Option
-				if s.Logs.Timeout > 0 {
-					opts = append(opts, otlploghttp.WithTimeout(s.Logs.Timeout))
+				if sig.Timeout > 0 {
+					opts = append(opts, otlploghttp.WithTimeout(sig.Timeout))
+				}
+				if sig.Endpoint != "" {
+					opts = append(opts, otlploghttp.WithEndpointURL(sig.Endpoint))
+				}
+				if sig.TLS != nil {
+					opts = append(opts, otlploghttp.WithTLSClientConfig(sig.TLS))
 				}
 				exp, err = otlploghttp.New(ctx, opts...)
 			} else {
-				guard = telemetry.NewRefusalGuard()
-				var opts []otlploggrpc.Option
+				opts := []otlploggrpc.Option{otlploggrpc.WithTLSCredentials(guard.Credentials(sig))}
+				if u, ok := sig.EndpointURL(); ok {
+					// Also settles its security, which it would otherwise
+					// parse from the endpoint variable (and report a
+					// HOST:PORT as invalid).
+					opts = append(opts, otlploggrpc.WithEndpointURL(u))
+				} else {
+					opts = append(opts, otlploggrpc.WithEndpoint(sig.Endpoint))
+					if sig.Insecure {
+						opts = append(opts, otlploggrpc.WithInsecure())
+					}
+				}
 				if s.Logs.Timeout > 0 {
 					opts = append(opts, otlploggrpc.WithTimeout(s.Logs.Timeout))
 				}

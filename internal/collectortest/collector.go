@@ -1,7 +1,8 @@
 // Package collectortest provides real OTLP receivers for the fault tests of
 // lens-go: an OTLP/HTTP server and an OTLP/gRPC server (real listeners on
-// 127.0.0.1) that count requests per signal, keep what they receive, and
-// answer, fail or hang as asked; a TCP listener that accepts connections and
+// 127.0.0.1, plain text or TLS with a certificate made for the test) that
+// count requests per signal, keep what they receive, and answer, fail or
+// hang as asked; a TCP listener that accepts connections and
 // never answers; and an address that refuses connections. It is imported by
 // tests only.
 package collectortest
@@ -10,12 +11,23 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
@@ -24,6 +36,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -204,14 +217,23 @@ func Attrs(kvs []*commonpb.KeyValue) map[string]any {
 // closed when the test ends.
 func NewHTTP(t testing.TB, mode Mode) *Collector {
 	t.Helper()
+	return newHTTP(t, mode, nil)
+}
+
+func newHTTP(t testing.TB, mode Mode, cfg *tls.Config) *Collector {
+	t.Helper()
 	c := newCollector(mode)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(c.serveHTTP)}
-	go func() { _ = srv.Serve(l) }()
 	c.Endpoint = "http://" + l.Addr().String()
+	if cfg != nil {
+		l = tls.NewListener(l, cfg)
+		c.Endpoint = "https://" + l.Addr().String()
+	}
+	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() {
 		close(c.stop)
 		_ = srv.Close()
@@ -272,17 +294,27 @@ func (c *Collector) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // closed when the test ends.
 func NewGRPC(t testing.TB, mode Mode) *Collector {
 	t.Helper()
+	return newGRPC(t, mode, nil)
+}
+
+func newGRPC(t testing.TB, mode Mode, cfg *tls.Config) *Collector {
+	t.Helper()
 	c := newCollector(mode)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
+	var opts []grpc.ServerOption
+	c.Endpoint = "http://" + l.Addr().String()
+	if cfg != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
+		c.Endpoint = "https://" + l.Addr().String()
+	}
+	srv := grpc.NewServer(opts...)
 	coltracepb.RegisterTraceServiceServer(srv, traceService{c: c})
 	colmetricspb.RegisterMetricsServiceServer(srv, metricsService{c: c})
 	collogspb.RegisterLogsServiceServer(srv, logsService{c: c})
 	go func() { _ = srv.Serve(l) }()
-	c.Endpoint = "http://" + l.Addr().String()
 	t.Cleanup(func() {
 		close(c.stop)
 		srv.Stop()
@@ -356,6 +388,83 @@ func New(t testing.TB, protocol string, mode Mode) *Collector {
 		return NewGRPC(t, mode)
 	}
 	return NewHTTP(t, mode)
+}
+
+// NewTLS starts a collector for protocol ("grpc" or "http/protobuf") that
+// speaks TLS with cfg (see Certificate), closed when the test ends; its
+// Endpoint is "https://127.0.0.1:PORT".
+func NewTLS(t testing.TB, protocol string, mode Mode, cfg *tls.Config) *Collector {
+	t.Helper()
+	if protocol == "grpc" {
+		return newGRPC(t, mode, cfg)
+	}
+	return newHTTP(t, mode, cfg)
+}
+
+// Cert is a self-signed certificate for 127.0.0.1 and localhost, made for
+// one test.
+type Cert struct {
+	// CertFile and KeyFile are its PEM files (in the test's temporary
+	// directory).
+	CertFile, KeyFile string
+	// TLS is the certificate with its key, for a server.
+	TLS tls.Certificate
+}
+
+// ServerConfig returns a server TLS configuration presenting c; a non-nil
+// clientCA makes the server require client certificates signed by it.
+func (c Cert) ServerConfig(clientCA *Cert) *tls.Config {
+	cfg := &tls.Config{Certificates: []tls.Certificate{c.TLS}, MinVersion: tls.VersionTLS12}
+	if clientCA != nil {
+		pool := x509.NewCertPool()
+		pool.AddCert(clientCA.TLS.Leaf)
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return cfg
+}
+
+// NewCert makes a self-signed ECDSA certificate named name (its common
+// name) valid for 127.0.0.1 and localhost, and writes its PEM files.
+func NewCert(t testing.TB, name string) Cert {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:              []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	dir := t.TempDir()
+	c := Cert{CertFile: filepath.Join(dir, name+".crt"), KeyFile: filepath.Join(dir, name+".key")}
+	if err := os.WriteFile(c.CertFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.KeyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c.TLS, err = tls.X509KeyPair(certPEM, keyPEM); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // Silent starts a TCP listener that accepts every connection and never

@@ -74,8 +74,10 @@ type ConfigError struct {
 	Err   error  // the reason: ErrInvalidBool, ErrInvalidProtocol, …
 }
 
+// Error names the variable, its value (with the credentials of a URL,
+// scheme://user:password@host, masked) and the reason.
 func (e *ConfigError) Error() string {
-	return fmt.Sprintf("lens: %s=%q: %v", e.Var, e.Value, e.Err)
+	return fmt.Sprintf("lens: %s=%q: %v", e.Var, maskUserinfo(e.Value), e.Err)
 }
 
 // Unwrap returns the reason.

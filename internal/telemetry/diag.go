@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -28,6 +29,10 @@ import (
 //     invalid URL escape is not quoted (it is part of that value), the
 //     exporters' "invalid NAME value VALUE: …" reports keep the name only,
 //     and credentials in URLs (scheme://user:password@host) are masked;
+//   - errors are shaped by ShapeError (cut, escaped to one line, the OTLP
+//     header values given to AddSecrets replaced);
+//   - the exporters' own parse of the OTLP endpoints, which Lens reads,
+//     validates and passes to them explicitly, is DEBUG;
 //   - the SDK's reports about its own parse of OTEL_RESOURCE_ATTRIBUTES
 //     (partial resource, invalid URL escape) are DEBUG, once whatever their
 //     wording: Lens decodes the carrier itself and that is the resource it
@@ -41,6 +46,27 @@ type Diagnostics struct {
 	mu      sync.Mutex
 	seen    map[string]int
 	dropped int
+	secrets []string
+}
+
+// AddSecrets adds text that no message may show (the OTLP header values,
+// Settings.Secrets); [ShapeError] replaces it.
+func (d *Diagnostics) AddSecrets(secrets ...string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, s := range secrets {
+		if !slices.Contains(d.secrets, s) {
+			d.secrets = append(d.secrets, s)
+		}
+	}
+}
+
+// shape shapes err with the secrets (see ShapeError).
+func (d *Diagnostics) shape(err error) string {
+	d.mu.Lock()
+	secrets := d.secrets
+	d.mu.Unlock()
+	return ShapeError(err, secrets).Error()
 }
 
 // maxDistinct bounds the number of distinct messages remembered.
@@ -73,7 +99,7 @@ func (d *Diagnostics) Handle(err error) {
 	if err == nil {
 		return
 	}
-	msg := Redact(err.Error())
+	msg := d.shape(err)
 	if sdkResourceParse(err) {
 		// Once, whatever the wording: the SDK reports the same carrier
 		// once per provider it builds, with and without a prefix.
@@ -81,6 +107,12 @@ func (d *Diagnostics) Handle(err error) {
 			logx.Logger(d.logger, logx.Providers).Debug("the OpenTelemetry SDK's own parse of OTEL_RESOURCE_ATTRIBUTES reported a problem; "+
 				"Lens decodes the carrier itself (see lens carrier check)", "error", msg)
 		}
+		return
+	}
+	if m := invalidSetting.FindStringSubmatch(msg); m != nil && strings.HasSuffix(m[1], "_ENDPOINT") {
+		// The log exporters' own parse of an endpoint Lens has read (and
+		// validated) itself, and passes to them explicitly.
+		logx.Logger(d.logger, logx.Providers).Debug("OpenTelemetry: "+msg+"; lens reads this setting itself", "variable", m[1])
 		return
 	}
 	if !d.first(msg) {
@@ -136,6 +168,11 @@ func Redact(s string) string {
 	if m := invalidSetting.FindStringSubmatch(s); m != nil {
 		return "invalid " + m[1] + " value (the value is not shown: it may hold secrets)"
 	}
+	return maskUserinfo(s)
+}
+
+// maskUserinfo masks credentials in URLs (scheme://user:password@host).
+func maskUserinfo(s string) string {
 	if !strings.Contains(s, "@") {
 		return s
 	}
@@ -187,7 +224,7 @@ func (s *sink) Error(err error, msg string, kv ...any) {
 		// The escape quotes the value it was found in (a header value).
 		text += ": invalid URL escape (not shown)"
 	case err != nil:
-		text += ": " + Redact(err.Error())
+		text += ": " + s.d.shape(err)
 	}
 	if name, ok := rereadSetting(msg, kv); ok {
 		// Setup has reported this variable once already, and passes the
@@ -207,7 +244,9 @@ func (s *sink) Error(err error, msg string, kv ...any) {
 // time.Duration", with the variable as "environment variable"; sdk/metric
 // v1.47.0), and the OTLP exporters' timeouts ("parse duration" with the
 // value as "input": the only durations the exporters read are
-// OTEL_EXPORTER_OTLP[_<SIGNAL>]_TIMEOUT).
+// OTEL_EXPORTER_OTLP[_<SIGNAL>]_TIMEOUT), and the trace and metric
+// exporters' parse of their endpoint ("parse url", the only URLs they
+// read), which Lens reads and passes explicitly.
 func rereadSetting(msg string, kv []any) (string, bool) {
 	for i := 0; i+1 < len(kv); i += 2 {
 		switch k, _ := kv[i].(string); k {
@@ -216,8 +255,13 @@ func rereadSetting(msg string, kv []any) (string, bool) {
 				return name, true
 			}
 		case "input":
-			if msg == "parse duration" {
+			switch msg {
+			case "parse duration":
 				return "OTEL_EXPORTER_OTLP_*TIMEOUT", true
+			case "parse url":
+				// The only URLs the exporters read are the endpoints,
+				// which Lens reads, validates and passes explicitly.
+				return "OTEL_EXPORTER_OTLP_*ENDPOINT", true
 			}
 		}
 	}

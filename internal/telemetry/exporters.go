@@ -45,9 +45,18 @@ func newSpanExporter(ctx context.Context, sig Signal, console io.Writer, guard *
 			if sig.Timeout > 0 {
 				opts = append(opts, otlptracehttp.WithTimeout(sig.Timeout))
 			}
+			if sig.Endpoint != "" {
+				opts = append(opts, otlptracehttp.WithEndpointURL(sig.Endpoint))
+			}
+			if sig.TLS != nil {
+				opts = append(opts, otlptracehttp.WithTLSClientConfig(sig.TLS))
+			}
 			return otlptracehttp.New(ctx, opts...)
 		}
-		var opts []otlptracegrpc.Option
+		opts := []otlptracegrpc.Option{
+			otlptracegrpc.WithEndpoint(sig.Endpoint),
+			otlptracegrpc.WithTLSCredentials(guard.Credentials(sig)),
+		}
 		if sig.Timeout > 0 {
 			opts = append(opts, otlptracegrpc.WithTimeout(sig.Timeout))
 		}

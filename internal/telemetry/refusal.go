@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"google.golang.org/grpc/credentials"
 )
 
 // ErrCollectorRefused is the cause of a final export that ended at once
@@ -31,22 +33,41 @@ const probeTimeout = 250 * time.Millisecond
 // is cancelled at once with [ErrCollectorRefused], and an export that starts
 // while the last attempt was refused is not attempted when one more quick
 // connection attempt is refused too.
+//
+// It also watches the TLS handshakes of the exporter (its transport
+// credentials, see [RefusalGuard.Credentials]): a handshake that fails for
+// a certificate or protocol reason (the server's certificate is not
+// trusted or not for its name, the server speaks plain text, it rejects
+// the client certificate) cancels the exports in progress at once, in
+// every mode, with [ErrTLSHandshake] and the cause; an export that starts
+// while the last handshake failed that way first makes one quick handshake
+// of its own and is not attempted when that fails too. gRPC retries such a
+// connection until the export's deadline and then reports only "context
+// deadline exceeded".
+//
+// Every error of [RefusalGuard.Export] is shaped by [ShapeError] with the
+// guard's secrets.
 type RefusalGuard struct {
-	dialer net.Dialer
+	dialer  net.Dialer
+	secrets []string
 
 	mu          sync.Mutex
 	isFinal     bool
 	lastRefused error  // the last attempt's refusal, nil after a success
 	lastAddr    string // the address of the last attempt
+	lastTLS     error  // the last handshake's TLS problem, nil after a success
+	authority   string // the server name of the last handshake
+	creds       credentials.TransportCredentials
 	inflight    map[*exportCall]struct{}
 }
 
 type exportCall struct{ cancel context.CancelCauseFunc }
 
-// NewRefusalGuard returns a guard for one OTLP/gRPC exporter. A nil
+// NewRefusalGuard returns a guard for one OTLP exporter whose export
+// errors never show secrets (the header values, Settings.Secrets). A nil
 // *RefusalGuard runs every export as it is.
-func NewRefusalGuard() *RefusalGuard {
-	return &RefusalGuard{inflight: map[*exportCall]struct{}{}}
+func NewRefusalGuard(secrets []string) *RefusalGuard {
+	return &RefusalGuard{secrets: secrets, inflight: map[*exportCall]struct{}{}}
 }
 
 // dial is the gRPC context dialer: addr is "host:port", or "unix:PATH" for
@@ -85,22 +106,28 @@ func (g *RefusalGuard) Final() {
 
 // Export runs fn. In final mode it is cancelled with ErrCollectorRefused as
 // soon as a connection attempt is refused, and not run at all when the last
-// attempt was refused and a quick new attempt is refused too. In every mode,
-// and for a nil guard (OTLP/HTTP, whose exporters do not retry a refused
-// connection), an error of fn caused by a refused connection wraps
+// attempt was refused and a quick new attempt is refused too (OTLP/HTTP
+// exporters, which do not retry a refused connection, never dial through
+// the guard). In every mode, and for a nil guard (a caller's or the console
+// exporter), an error of fn caused by a refused connection wraps
 // ErrCollectorRefused.
+//
+// A TLS handshake that fails for a certificate or protocol reason cancels
+// fn at once, in every mode, with ErrTLSHandshake; when the last handshake
+// failed that way, one quick handshake is made first and fn is not run
+// when it fails too. Every error is shaped by [ShapeError].
 func (g *RefusalGuard) Export(ctx context.Context, fn func(context.Context) error) error {
 	if g == nil {
-		return refusedError(fn(ctx))
+		return ShapeError(refusedError(fn(ctx)), nil)
 	}
+	return ShapeError(g.export(ctx, fn), g.secrets)
+}
+
+func (g *RefusalGuard) export(ctx context.Context, fn func(context.Context) error) error {
 	g.mu.Lock()
-	if !g.isFinal {
-		g.mu.Unlock()
-		return refusedError(fn(ctx))
-	}
-	refused, addr := g.lastRefused, g.lastAddr
+	final, refused, badTLS, addr := g.isFinal, g.lastRefused, g.lastTLS, g.lastAddr
 	g.mu.Unlock()
-	if refused != nil {
+	if final && refused != nil {
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		conn, err := g.dial(pctx, addr)
 		cancel()
@@ -108,6 +135,11 @@ func (g *RefusalGuard) Export(ctx context.Context, fn func(context.Context) erro
 			conn.Close()
 		} else if errors.Is(err, syscall.ECONNREFUSED) {
 			return g.refusal()
+		}
+	}
+	if badTLS != nil {
+		if err := g.probeTLS(ctx); err != nil {
+			return err
 		}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -120,7 +152,7 @@ func (g *RefusalGuard) Export(ctx context.Context, fn func(context.Context) erro
 	g.mu.Lock()
 	delete(g.inflight, call)
 	g.mu.Unlock()
-	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrCollectorRefused) {
+	if cause := context.Cause(ctx); err != nil && (errors.Is(cause, ErrCollectorRefused) || errors.Is(cause, ErrTLSHandshake)) {
 		return cause
 	}
 	return refusedError(err)

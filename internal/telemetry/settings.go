@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -67,6 +68,20 @@ type Signal struct {
 	// when that variable is invalid and replaced by the default; 0 lets the
 	// exporter read the variable itself.
 	Timeout time.Duration
+	// Endpoint is where an OTLP exporter sends the signal, read by Lens
+	// from OTEL_EXPORTER_OTLP[_<SIGNAL>]_ENDPOINT
+	// (docs/resource.md#otlp-endpoint-and-tls): for gRPC, the gRPC target
+	// (DefaultGRPCEndpoint when unset); for HTTP, the full URL of the
+	// signal ("" when unset: the exporter's default).
+	Endpoint string
+	// Insecure is a connection without TLS: for gRPC, scheme http, a unix
+	// socket, or OTEL_EXPORTER_OTLP[_<SIGNAL>]_INSECURE=true for a target
+	// without scheme; for HTTP, scheme http.
+	Insecure bool
+	// TLS is the client TLS configuration built from the CA and client
+	// certificate files (OTEL_EXPORTER_OTLP[_<SIGNAL>]_CERTIFICATE,
+	// _CLIENT_CERTIFICATE, _CLIENT_KEY); nil when none is set.
+	TLS *tls.Config
 }
 
 // Settings are the values Setup reads from the standard OpenTelemetry
@@ -93,6 +108,11 @@ type Settings struct {
 	// Warnings are the settings that were replaced by their defaults, one
 	// message each.
 	Warnings []string
+
+	// Secrets are the header values of the OTLP header variables
+	// (OTEL_EXPORTER_OTLP[_<SIGNAL>]_HEADERS), which export error messages
+	// never show (see ShapeError).
+	Secrets []string
 }
 
 // Needs says which signals need an exporter built from the environment
@@ -102,9 +122,10 @@ type Needs struct {
 }
 
 // ReadSettings reads the settings from env for cfg. Invalid exporter names,
-// protocols and propagators are errors (one *ConfigError per variable, each
-// reported once even when several signals share the variable); invalid or
-// out-of-range numbers are warnings and get their defaults.
+// protocols, propagators, OTLP endpoints and TLS files are errors (one
+// *ConfigError per variable, each reported once even when several signals
+// share the variable); invalid or out-of-range numbers are warnings and get
+// their defaults.
 func ReadSettings(env environ.Lookuper, cfg Config, need Needs) (Settings, error) {
 	env = environ.Or(env)
 	r := settingsReader{env: env}
@@ -156,6 +177,7 @@ func ReadSettings(env environ.Lookuper, cfg Config, need Needs) (Settings, error
 	s.BLRPMaxExportBatch = r.count("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", min(DefaultBLRPMaxExportBatch, s.BLRPMaxQueueSize), s.BLRPMaxQueueSize)
 
 	s.Warnings = r.warnings
+	s.Secrets = headerSecrets(env, environ.OS{})
 	return s, errors.Join(r.errs...)
 }
 
@@ -252,6 +274,7 @@ func (r *settingsReader) signal(signal string, cfg Config, need bool) Signal {
 			}
 			break
 		}
+		r.connection(signal, &s)
 	}
 	return s
 }

@@ -400,7 +400,7 @@ func TestRefusalGuardFinalExport(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	g := NewRefusalGuard()
+	g := NewRefusalGuard(nil)
 	if _, err := g.dial(context.Background(), addr); err == nil {
 		t.Fatalf("dialing %s succeeded", addr)
 	}
@@ -424,7 +424,7 @@ func TestRefusalGuardFinalExport(t *testing.T) {
 
 func countsString(c SpanCounts) string { return fmt.Sprintf("%+v", c) }
 
-// TestNilGuardMarksRefusal: a nil guard (OTLP/HTTP, a caller's exporter)
+// TestNilGuardMarksRefusal: a nil guard (a caller's or the console exporter)
 // runs the export as it is, gives gRPC no dial option, and marks an error
 // caused by a refused connection (a real one) with ErrCollectorRefused.
 func TestNilGuardMarksRefusal(t *testing.T) {
@@ -451,7 +451,7 @@ func TestNilGuardMarksRefusal(t *testing.T) {
 	if !errors.Is(err, ErrCollectorRefused) {
 		t.Errorf("Export = %v, want ErrCollectorRefused", err)
 	}
-	if err := g.Export(context.Background(), func(context.Context) error { return errExport }); err != errExport {
+	if err := g.Export(context.Background(), func(context.Context) error { return errExport }); !errors.Is(err, errExport) || err.Error() != errExport.Error() {
 		t.Errorf("Export = %v, want the export's own error", err)
 	}
 }

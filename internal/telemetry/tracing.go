@@ -36,6 +36,7 @@ type Tracing struct {
 	provider trace.TracerProvider
 	pipeline *spanPipeline
 	parent   trace.SpanContext
+	secrets  []string
 }
 
 // NewTracing builds the tracer provider: the SDK's TracerProvider with Lens's
@@ -49,8 +50,8 @@ func NewTracing(ctx context.Context, res *resource.Resource, s *Settings, o Trac
 	exp := o.Exporter
 	var guard *RefusalGuard
 	if exp == nil {
-		if s.Traces.Kind == KindOTLP && s.Traces.Protocol == ProtocolGRPC {
-			guard = NewRefusalGuard()
+		if s.Traces.Kind == KindOTLP {
+			guard = NewRefusalGuard(s.Secrets)
 		}
 		var err error
 		if exp, err = newSpanExporter(ctx, s.Traces, o.Console, guard); err != nil {
@@ -60,13 +61,14 @@ func NewTracing(ctx context.Context, res *resource.Resource, s *Settings, o Trac
 	var onError func(error)
 	d := o.Diagnostics
 	if d != nil {
+		d.AddSecrets(s.Secrets...)
 		onError = d.Report
 	} else {
 		d = NewDiagnostics(nil) // invalid UTF-8 is always reported
 	}
 	p := newSpanPipeline(exp, res, s, guard, onError, d.InvalidUTF8)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
-	t := &Tracing{sdk: tp, provider: tp, pipeline: p}
+	t := &Tracing{sdk: tp, provider: tp, pipeline: p, secrets: s.Secrets}
 	if s.Propagator != nil {
 		parent := trace.SpanContextFromContext(envprop.Extract(context.Background(), environ.Or(o.Env), s.Propagator))
 		if parent.IsValid() {
@@ -98,12 +100,19 @@ func (t *Tracing) SetResource(res *resource.Resource) {
 // Counts returns the span accounting.
 func (t *Tracing) Counts() SpanCounts { return t.pipeline.Counts() }
 
-// ForceFlush exports every span ended so far.
-func (t *Tracing) ForceFlush(ctx context.Context) error { return t.sdk.ForceFlush(ctx) }
+// ForceFlush exports every span ended so far. Its error is shaped by
+// [ShapeError].
+func (t *Tracing) ForceFlush(ctx context.Context) error {
+	return ShapeError(t.sdk.ForceFlush(ctx), t.secrets)
+}
 
 // Shutdown flushes and stops the provider within ctx; a collector that
-// refuses connections ends it at once (OTLP/gRPC and OTLP/HTTP).
-func (t *Tracing) Shutdown(ctx context.Context) error { return t.sdk.Shutdown(ctx) }
+// refuses connections, or whose TLS handshake fails for a certificate or
+// protocol reason, ends it at once (see [RefusalGuard]). Its error is
+// shaped by [ShapeError].
+func (t *Tracing) Shutdown(ctx context.Context) error {
+	return ShapeError(t.sdk.Shutdown(ctx), t.secrets)
+}
 
 // DefaultPropagator is W3C Trace Context + Baggage, the OpenTelemetry
 // default (OTEL_PROPAGATORS unset).
