@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/supervise"
@@ -41,6 +42,9 @@ type app struct {
 	// each and without configuration values; main installs it as the
 	// global error handler and internal logger.
 	diag *telemetry.Diagnostics
+	// dieBy is the signal that killed lens exec's command: main ends lens
+	// with it after everything else (supervise.Die).
+	dieBy syscall.Signal
 	// getpid returns lens's pid (for lens exec's instance id); nil means
 	// os.Getpid.
 	getpid func() int

@@ -19,7 +19,8 @@
 //	lens uuid run [--run-id ID] [--name]
 //	lens env --stage sbatch|task [--container-image IMAGE]
 //	lens exec [--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index]
-//	          [--command-args] [--flush-timeout D] [--] COMMAND [ARG...]
+//	          [--signals auto|relay|direct] [--command-args] [--flush-timeout D]
+//	          [--] COMMAND [ARG...]
 //	lens help [COMMAND...] | lens [COMMAND...] --help | lens --version
 //
 // Flags are written --name VALUE, --name=VALUE, -name VALUE or -name=VALUE
@@ -36,8 +37,9 @@
 //	2    usage error: unknown command or flag, a missing or extra argument,
 //	     an invalid flag value, JSON input that is not one object. stderr
 //	     holds one line "lens COMMAND: REASON" and the usage
-//	lens exec: the command's status; 128+N when signal N killed it; 126
-//	     when it cannot be executed; 127 when it is not found
+//	lens exec: the command's status; killed by signal N itself when signal
+//	     N killed the command (128+N as PID 1); 126 when it was found and
+//	     cannot be run; 127 when it is not found
 //
 // --help (also -h, -help, and "lens help COMMAND") prints the usage and the
 // help text on stdout and exits 0.
@@ -234,9 +236,9 @@
 //
 // # lens exec
 //
-// Runs COMMAND with ARGs directly (execve; COMMAND is looked up in PATH
-// unless it contains a slash; no shell is involved, so no argument is
-// expanded) with stdin, stdout and stderr passed through, in the
+// Runs COMMAND with ARGs as execvp(3) finds and runs it (no shell is
+// involved, so no argument is expanded) with stdin, stdout and stderr
+// passed through, in the
 // environment carrier.ChildEnv builds: OTEL_RESOURCE_ATTRIBUTES is the
 // current carrier extended with the --rank-from, --attr and --role values
 // as overrides (in that order), NEMO_LENS_RUN_ID is lens's run id unless
@@ -259,6 +261,8 @@
 //	                     (process.command_args); off by default, because
 //	                     arguments may hold secrets
 //	--flush-timeout D    bound the telemetry shutdown (default 5s)
+//	--signals M          how signals reach the command: auto (direct inside
+//	                     a Slurm job, else relay), relay or direct
 //
 // The command always starts: when the composed carrier is longer than one
 // environment string can be (128 KiB on Linux), it gets the carrier lens
@@ -266,12 +270,13 @@
 // the whole environment (E2BIG), lens retries the same way. Each fallback is
 // said once on stderr.
 //
-// Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 received by
-// lens are forwarded to the command (Slurm's --signal and scancel reach
-// lens too). A signal sent to the whole process group — Ctrl-C in a
-// terminal — therefore reaches the command twice: once from the sender and
-// once forwarded. lens waits for the command and exits with its status
-// (128+N when it was killed by signal N).
+// The command sees what it would see without lens: each signal once (lens
+// passes on what it receives in relay mode; in direct mode the senders —
+// Slurm, a process group, a terminal — reach the command themselves), its
+// own exit status as lens's parent reads it, a parent-death SIGKILL when
+// lens dies, its orphans reaped when lens is PID 1, and a start that
+// telemetry never delays. The rules, and where lens still differs, are in
+// docs/exec.md.
 //
 // Telemetry: when the configuration enables it (NEMO_LENS_ENABLED=true and
 // traces on; OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER and the other standard

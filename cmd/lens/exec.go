@@ -382,6 +382,7 @@ func (a *app) exec(ctx context.Context, x *execRun) error {
 	if tel != nil {
 		tel.end(a, exit.Status(), exit.String(), x.flush, p.Interrupted())
 	}
+	a.dieBy = exit.Signal
 	return exitStatus(exit.Status())
 }
 

@@ -38,5 +38,10 @@ func main() {
 		logger:  logger,
 		diag:    diag,
 	}
-	os.Exit(a.main(context.Background(), os.Args[1:]))
+	code := a.main(context.Background(), os.Args[1:])
+	if a.dieBy != 0 {
+		// The command was killed by a signal: lens's parent sees the same.
+		supervise.Die(a.dieBy)
+	}
+	os.Exit(code)
 }

@@ -173,21 +173,26 @@ func (r *running) delivered(sig syscall.Signal) {
 // pid is the process the scenario started: lens, or the observer.
 func (r *running) pid() int { return r.cmd.Process.Pid }
 
+// wait waits for the scenario's process and returns its wait status.
+func (r *running) wait() syscall.WaitStatus {
+	r.t.Helper()
+	err := r.cmd.Wait()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		r.t.Fatal(err)
+	}
+	return r.cmd.ProcessState.Sys().(syscall.WaitStatus)
+}
+
 // status waits for the scenario's process and returns its status as a
 // shell reports it: the exit code, or 128+N for signal N.
 func (r *running) status() int {
 	r.t.Helper()
-	err := r.cmd.Wait()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
-	} else if err != nil {
-		r.t.Fatal(err)
+	if ws := r.wait(); ws.Signaled() {
+		return 128 + int(ws.Signal())
+	} else {
+		return ws.ExitStatus()
 	}
-	return 0
 }
 
 // send sends sig to pid (negative: a process group).
@@ -354,8 +359,9 @@ func TestTransparentStop(t *testing.T) {
 	}
 }
 
-// TestTransparentExitStatus: lens's status is the one a shell reports for
-// the bare command: its exit code, or 128+N when signal N killed it.
+// TestTransparentExitStatus: lens's parent sees the wait status it sees
+// for the bare command: the exit code, or killed by the same signal (a
+// shell's 128+N, Slurm's ExitCode=0:N, Popen's returncode -N).
 func TestTransparentExitStatus(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
@@ -371,12 +377,23 @@ func TestTransparentExitStatus(t *testing.T) {
 				n, _ := strconv.Atoi(args[1])
 				want = 128 + n
 			}
-			for _, wrapped := range []bool{false, true} {
+			var got [2]syscall.WaitStatus
+			for i, wrapped := range []bool{false, true} {
 				s := scenario{wrapped: wrapped, args: args}
 				r := s.start(t)
-				if st := r.status(); st != want {
+				got[i] = r.wait()
+				st := got[i].ExitStatus()
+				if got[i].Signaled() {
+					st = 128 + int(got[i].Signal())
+				}
+				if st != want {
 					t.Errorf("%s %q: status %d, want %d; stderr %q", s.name(), args, st, want, r.stderr)
 				}
+			}
+			// A core file is the bare command's own; lens leaves none.
+			core := syscall.WaitStatus(0x80)
+			if got[0]&^core != got[1]&^core {
+				t.Errorf("wait status bare %#x, lens exec %#x", got[0], got[1])
 			}
 		})
 	}
@@ -514,9 +531,19 @@ func TestTransparentWrapperKilled(t *testing.T) {
 	r.ready()
 	send(t, r.pid(), syscall.SIGKILL)
 	// The observer holds the output pipe until it dies: the end of the
-	// output is its death (a survivor holds it until the guard kills lens's
-	// process group, and fails below).
-	for range r.lines {
+	// output is its death.
+	timeout := time.After(guard)
+drain:
+	for {
+		select {
+		case _, ok := <-r.lines:
+			if !ok {
+				break drain
+			}
+		case <-timeout:
+			_ = syscall.Kill(r.observer, syscall.SIGKILL)
+			t.Fatalf("the command (pid %d) outlived lens", r.observer)
+		}
 	}
 	if st := r.status(); st != 128+int(syscall.SIGKILL) {
 		t.Errorf("lens: status %d, want %d", st, 128+int(syscall.SIGKILL))
@@ -633,6 +660,8 @@ func TestExecFlushInterrupted(t *testing.T) {
 			"NEMO_LENS_ENABLED":           "true",
 			"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + l.Addr().String(),
 			"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+			"OTEL_EXPORTER_OTLP_TIMEOUT":  "3600000", // an hour too: only the signal ends the flush
+			"OTEL_BSP_EXPORT_TIMEOUT":     "3600000",
 			"CUDA_VISIBLE_DEVICES":        "",
 		}}
 	r := s.start(t)
@@ -661,9 +690,17 @@ func TestExecProbeDoesNotDelayStart(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(smi), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A command left blocked on the FIFO (by a lens that waited for the
+	// probe) is released at the end.
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, lensBin, "exec", "--", "/bin/sh", "-c", "echo started > '"+fifo+"'")
+	cmd.WaitDelay = time.Second // after the guard, do not wait for the blocked command's stderr
 	cmd.Env = []string{
 		"PATH=" + dir + ":" + os.Getenv("PATH"),
 		"NEMO_LENS_ENABLED=true",

@@ -257,8 +257,8 @@ func (p *Process) relay() {
 		case syscall.SIGPIPE:
 			continue // lens's own write to a closed pipe
 		}
-		select {
-		case <-p.done:
+		if p.reaped() {
+			<-p.done // set by the wait loop right after the reap
 			// The command has exited: a request to stop ends lens's
 			// remaining work.
 			if !skipSet {
@@ -271,12 +271,8 @@ func (p *Process) relay() {
 				skip = 0
 				continue
 			}
-			switch s {
-			case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT:
-				p.intOnce.Do(func() { close(p.interrupted) })
-			}
+			p.interrupt(s)
 			continue
-		default:
 		}
 		if s == syscall.SIGCONT && p.stopped.Swap(false) {
 			// lens was stopped with the command and is continued (fg, bg):
@@ -289,8 +285,33 @@ func (p *Process) relay() {
 			continue
 		}
 		if p.mode == ModeRelay || early {
-			_ = p.proc.Signal(s) // fails only once the command has been reaped
+			if errors.Is(p.proc.Signal(s), os.ErrProcessDone) {
+				// Reaped in the meantime: the signal came after the exit.
+				<-p.done
+				p.interrupt(s)
+			}
 		}
+	}
+}
+
+// reaped reports whether the command has been reaped: the wait loop has
+// finished, or the command's pid no longer exists (the loop is about to
+// finish: its reap came first).
+func (p *Process) reaped() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+	}
+	return errors.Is(p.proc.Signal(syscall.Signal(0)), os.ErrProcessDone)
+}
+
+// interrupt handles a signal that arrived after the command exited: a
+// request to stop ends lens's remaining work.
+func (p *Process) interrupt(s syscall.Signal) {
+	switch s {
+	case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT:
+		p.intOnce.Do(func() { close(p.interrupted) })
 	}
 }
 
