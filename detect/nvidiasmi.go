@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"os/exec"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -174,12 +175,13 @@ func (b *boundedOutput) exceed() error {
 // each holding the GPU count.
 //
 // The output is decoded as the reference's subprocess.run(..., text=True)
-// does: it must be valid UTF-8 (else there is no count), "\r\n" and a lone
-// "\r" are line breaks, and the lines are those of Python's str.splitlines,
-// which also breaks at "\v", "\f", U+001C, U+001D, U+001E, U+0085, U+2028 and
-// U+2029. Each line is stripped of Python whitespace ([carrier.TrimSpace]);
-// blank lines are skipped, and every other line is a record and must be a
-// base-10 integer: one or more ASCII digits 0-9, without sign.
+// does: it must be valid UTF-8 (else there is no count), and its universal
+// newlines make "\n", "\r\n" and a lone "\r" the only line breaks ("\v",
+// "\f", U+001C-U+001E, U+0085, U+2028 and U+2029 break no line). Each line is
+// stripped of Python whitespace ([carrier.TrimSpace]), which does include
+// those characters; blank lines are skipped, and every other line is a
+// record and must be a base-10 integer: one or more ASCII digits 0-9,
+// without sign. So "1\v2" is one line, not an integer: no count.
 //
 // It returns (0, false), logging nothing, when the tool is missing, times
 // out, is cancelled through ctx, exits with a non-zero status, prints more
@@ -276,44 +278,29 @@ func isDecimal(s string) bool {
 }
 
 // outputLines returns the lines of the tool's output as Python reads them
-// with subprocess text=True and str.splitlines: out must be valid UTF-8
-// (ok is false otherwise); "\r\n" is one line break, and "\n", "\r", "\v",
-// "\f", U+001C, U+001D, U+001E, U+0085, U+2028 and U+2029 are line breaks.
-// The breaks are not part of the lines, and no empty line follows a final
-// break.
+// with subprocess text=True (universal newlines) and then splits them at
+// "\n": out must be valid UTF-8 (ok is false otherwise); "\r\n", "\r" and
+// "\n" are the line breaks, and no other character is. The breaks are not
+// part of the lines, and no empty line follows a final break.
 func outputLines(out []byte) (lines iter.Seq[string], ok bool) {
 	if !utf8.Valid(out) {
 		return nil, false
 	}
 	s := string(out)
 	return func(yield func(string) bool) {
-		start := 0
-		for i := 0; i < len(s); {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if !isLineBreak(r) {
-				i += size
-				continue
-			}
-			if !yield(s[start:i]) {
+		for s != "" {
+			i := strings.IndexAny(s, "\r\n")
+			if i < 0 {
+				yield(s)
 				return
 			}
-			if r == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-				size++
+			if !yield(s[:i]) {
+				return
 			}
-			i += size
-			start = i
-		}
-		if start < len(s) {
-			yield(s[start:])
+			if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+				i++
+			}
+			s = s[i+1:]
 		}
 	}, true
-}
-
-// isLineBreak reports whether r ends a line for Python's str.splitlines.
-func isLineBreak(r rune) bool {
-	switch r {
-	case '\n', '\r', '\v', '\f', '\x1c', '\x1d', '\x1e', '\u0085', '\u2028', '\u2029':
-		return true
-	}
-	return false
 }
