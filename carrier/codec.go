@@ -19,9 +19,13 @@ const EnvVar = "OTEL_RESOURCE_ATTRIBUTES"
 var (
 	// ErrKeyNotCarried: the key is empty after trimming, or contains ',' or
 	// '=', which no parser can read back (keys are never percent-encoded
-	// because SDKs decode only values), or contains NUL, which no
-	// environment variable can hold.
+	// because SDKs decode only values), or contains NUL ([ErrKeyHasNUL],
+	// which wraps it).
 	ErrKeyNotCarried = errors.New("key cannot be carried")
+	// ErrKeyHasNUL: the trimmed key contains NUL (U+0000), which no
+	// environment variable can hold (a divergence from the Python
+	// reference, see [Format]). It wraps ErrKeyNotCarried.
+	ErrKeyHasNUL = fmt.Errorf("%w: it contains NUL, which no environment variable can hold", ErrKeyNotCarried)
 	// ErrInvalidUTF8: a string value is not valid UTF-8 (the Python
 	// reference's lone surrogates reach the same outcome).
 	ErrInvalidUTF8 = errors.New("value is not valid UTF-8")
@@ -123,10 +127,11 @@ func parseInto(m *attr.Map, text string) {
 // (in input order) and logged at WARN.
 //
 // Divergence from the Python reference: a key that contains NUL (U+0000)
-// after trimming is dropped too, reported with [ErrKeyNotCarried]. No
-// environment variable can hold NUL, and exec rejects an environment that
-// contains one, so such a carrier could never reach a child. The reference
-// keeps the key, and the carrier it returns then fails when it is assigned to
+// after trimming is dropped too, reported with [ErrKeyHasNUL] (which wraps
+// [ErrKeyNotCarried]). No environment variable can hold NUL, and exec
+// rejects an environment that contains one, so such a carrier could never
+// reach a child. The reference keeps the key verbatim (keys are never
+// encoded), and the carrier it returns then fails when it is assigned to
 // os.environ (ValueError: embedded null byte).
 //
 // Format takes time linear in the size of the map and of its values: it
@@ -250,7 +255,7 @@ func checkName(name string) error {
 	case sep:
 		return ErrKeyNotCarried
 	case nul:
-		return errNUL
+		return ErrKeyHasNUL
 	}
 	return nil
 }
@@ -261,8 +266,6 @@ func hasByte(w uint64, c byte) bool {
 	x := w ^ ones*uint64(c) // a zero byte where w has c
 	return (x-ones)&^x&highs != 0
 }
-
-var errNUL = fmt.Errorf("%w: it contains NUL, which no environment variable can hold", ErrKeyNotCarried)
 
 // mergeNames merges, in place, the parts whose names are equal: the first
 // position, the last value. Up to partsOnStack parts it compares each name
@@ -296,7 +299,10 @@ func mergeNames(parts []part) []part {
 
 func drop(logger *slog.Logger, key string, reason error) Dropped {
 	msg := "resource attribute key cannot be carried in " + EnvVar + "; dropped"
-	if errors.Is(reason, ErrInvalidUTF8) {
+	switch {
+	case errors.Is(reason, ErrKeyHasNUL):
+		msg = "resource attribute key contains NUL and cannot be carried in " + EnvVar + "; dropped"
+	case errors.Is(reason, ErrInvalidUTF8):
 		msg = "resource attribute value is not valid UTF-8; dropped"
 	}
 	logx.Logger(logger, logx.Attributes).Warn(msg, slog.String("key", key))

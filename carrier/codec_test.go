@@ -158,9 +158,9 @@ var formatTests = []struct {
 		{Key: "nul", Value: attr.String("\x00")}, // a NUL value is encoded
 		{Key: "\x00bad,", Value: attr.String("v")},
 	}, want: "nul=%00", dropped: []dropWant{
-		{"a\x00b", carrier.ErrKeyNotCarried},
-		{" \x00 ", carrier.ErrKeyNotCarried},
-		{"\x00bad,", carrier.ErrKeyNotCarried},
+		{"a\x00b", carrier.ErrKeyHasNUL},
+		{" \x00 ", carrier.ErrKeyHasNUL},
+		{"\x00bad,", carrier.ErrKeyNotCarried}, // the ',' is the reason
 	}},
 	{name: "invalid utf8", in: []attr.Entry{
 		{Key: "bad", Value: attr.String("\xff")},
@@ -211,6 +211,9 @@ func checkDropped(t *testing.T, got []carrier.Dropped, want []dropWant) {
 		if errors.Is(d.Err, other) {
 			t.Errorf("dropped[%d] also wraps %v", i, other)
 		}
+		if want[i].err != carrier.ErrKeyHasNUL && errors.Is(d.Err, carrier.ErrKeyHasNUL) {
+			t.Errorf("dropped[%d] = %v gives NUL as the reason", i, d)
+		}
 		if s := d.String(); !strings.Contains(s, fmt.Sprintf("%q", d.Key)) || !strings.Contains(s, want[i].err.Error()) {
 			t.Errorf("Dropped.String() = %q", s)
 		}
@@ -246,18 +249,22 @@ func TestFormatLogs(t *testing.T) {
 		attr.Entry{Key: "bad,key", Value: attr.String("v")},
 		attr.Entry{Key: "n", Value: attr.Null()},
 		attr.Entry{Key: "bad", Value: attr.String("\xff")},
+		attr.Entry{Key: "n\x00ul", Value: attr.Int(1)},
 		attr.Entry{Key: "good", Value: attr.Int(1)},
 	))
 	rs := records()
-	if len(rs) != 2 || len(dropped) != 2 {
-		t.Fatalf("%d records, %d dropped; want 2 each", len(rs), len(dropped))
+	if len(rs) != 3 || len(dropped) != 3 {
+		t.Fatalf("%d records, %d dropped; want 3 each", len(rs), len(dropped))
 	}
-	for i, want := range []struct{ key, text string }{{"bad,key", "cannot be carried"}, {"bad", "not valid UTF-8"}} {
+	for i, want := range []struct{ key, text string }{{"bad,key", "cannot be carried"}, {"bad", "not valid UTF-8"}, {"n\x00ul", "contains NUL and cannot be carried"}} {
 		r := rs[i]
 		a := recordAttrs(r)
 		if r.Level != slog.LevelWarn || !strings.Contains(r.Message, want.text) || a["key"] != want.key || a["logger"] != logx.Attributes {
 			t.Errorf("record %d = %v %q %v; want WARN containing %q for key %q", i, r.Level, r.Message, a, want.text, want.key)
 		}
+	}
+	if strings.Contains(rs[0].Message, "NUL") {
+		t.Errorf("record 0 = %q names NUL for a key that holds ','", rs[0].Message)
 	}
 }
 
@@ -323,7 +330,7 @@ func TestFormatDropsNULKey(t *testing.T) {
 	if text != "a=1" {
 		t.Errorf("Extend = %q, want a=1", text)
 	}
-	checkDropped(t, dropped, []dropWant{{"k\x00", carrier.ErrKeyNotCarried}})
+	checkDropped(t, dropped, []dropWant{{"k\x00", carrier.ErrKeyHasNUL}})
 	if len(dropped) == 1 && !strings.Contains(dropped[0].Err.Error(), "NUL") {
 		t.Errorf("the reason does not name NUL: %v", dropped[0].Err)
 	}

@@ -83,12 +83,12 @@
 //     UTF-8 and reports it ([ErrInvalidUTF8]). Python reaches the same
 //     carriers through lone surrogates.
 //   - A key that contains NUL after trimming is dropped by [Format] and
-//     reported with [ErrKeyNotCarried]. No environment variable can hold
-//     NUL, and exec rejects an environment that contains one, so a child
-//     could never receive such a carrier. The reference keeps the key; the
-//     carrier it formats then fails when it is assigned to os.environ
-//     (ValueError: embedded null byte). [Parse] still returns such keys, as
-//     the reference does.
+//     reported with [ErrKeyHasNUL] (which wraps [ErrKeyNotCarried]). No
+//     environment variable can hold NUL, and exec rejects an environment
+//     that contains one, so a child could never receive such a carrier. The
+//     reference keeps the key verbatim, unencoded; the carrier it formats
+//     then fails when it is assigned to os.environ (ValueError: embedded
+//     null byte). [Parse] still returns such keys, as the reference does.
 //   - Dropped entries are returned as [Dropped] values (with errors
 //     wrapping [ErrKeyNotCarried] or [ErrInvalidUTF8]) as well as logged at
 //     WARN under the reference's logger name

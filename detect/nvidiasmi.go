@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"os"
 	"os/exec"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -23,11 +25,6 @@ const DefaultNvidiaSMITimeout = 5 * time.Second
 // prints; a tool that prints more is not nvidia-smi doing its job.
 const maxProbeOutput = 1 << 20
 
-// waitDelay bounds how long the tool may keep its output pipe open (through
-// descendants of its own) after it exited or was killed, before the pipe is
-// closed and the run fails.
-const waitDelay = 250 * time.Millisecond
-
 // errOutputTooLarge is the failure of a run whose standard output exceeded
 // maxProbeOutput bytes.
 var errOutputTooLarge = fmt.Errorf("nvidia-smi: output exceeds %d bytes", maxProbeOutput)
@@ -40,18 +37,21 @@ var errOutputTooLarge = fmt.Errorf("nvidia-smi: output exceeds %d bytes", maxPro
 //
 //   - Time: the run ends after Timeout (default 5 s) or when the context
 //     passed to the method is done, whichever comes first.
-//   - Output: standard output is read through a limited reader; as soon as
-//     it exceeds 1 MiB, reading stops, the tool is killed and the run fails.
-//     Standard input and standard error are the null device.
+//   - Output: standard output is a pipe that the run reads itself, until
+//     its end or one byte past 1 MiB; as soon as it exceeds 1 MiB, reading
+//     stops, the tool is killed and the run fails. Whether an output is too
+//     large depends only on how many bytes the tool wrote, never on
+//     scheduling. Standard input and standard error are the null device.
 //   - Processes: on unix the tool runs as the leader of a new process group
 //     (Setpgid), and the timeout, the cancellation and the output cap kill
 //     that whole group with SIGKILL, so a wrapper script's children die with
-//     it; the group is killed once more when the tool has exited, so no
+//     it; the group is killed once more when the tool has exited, which also
+//     ends the output of any descendant still holding the pipe, so no
 //     process the run started outlives it (short of one that leaves the
-//     group with setsid or setpgid). If the tool or its descendants keep
-//     the output pipe open 250 ms after the tool exited or was killed, the
-//     pipe is closed and the run fails. On other systems only the tool
-//     itself is killed.
+//     group with setsid or setpgid). The run ends when the tool has exited
+//     and its output has ended: a process that left the group, or on other
+//     systems any descendant, that keeps the pipe open makes the run last
+//     until the timeout. On other systems only the tool itself is killed.
 //
 // Any failure (missing tool, timeout, cancellation, non-zero exit status,
 // oversized output) is a failure of the method; nothing is logged.
@@ -68,8 +68,8 @@ type NvidiaSMI struct {
 
 // run executes the tool with args and returns its standard output. Any
 // failure (missing tool, timeout, cancellation, non-zero exit, output over
-// maxProbeOutput, output pipe held open) is an error; a run that ended with
-// its context returns the context's error.
+// maxProbeOutput) is an error; a run that ended with its context returns the
+// context's error.
 func (n NvidiaSMI) run(ctx context.Context, args ...string) ([]byte, error) {
 	out, _, err := n.runCounted(ctx, args...)
 	return out, err
@@ -88,80 +88,83 @@ func (n NvidiaSMI) runCounted(ctx context.Context, args ...string) (out []byte, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, 0, fmt.Errorf("nvidia-smi: output pipe: %w", err)
+	}
+	defer pr.Close()
 	cmd := exec.CommandContext(ctx, path, args...)
-	stdout := &boundedOutput{limit: maxProbeOutput}
-	cmd.Stdout = stdout // Stdin and Stderr stay nil: the null device.
-	cmd.WaitDelay = waitDelay
+	// An *os.File: the tool writes into the pipe itself, and os/exec starts
+	// no goroutine that copies it. Stdin and Stderr stay nil: the null
+	// device.
+	cmd.Stdout = pw
 	setProcessGroup(cmd) // and cmd.Cancel kills that group
-	// Runs on the goroutine that copies the output, which os/exec starts
-	// after cmd.Process is set.
-	stdout.onExceed = func() { _ = killProcessGroup(cmd) }
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The tool holds its own copy of the write end; the read end reaches
+	// its end when every process holding the pipe has closed it.
+	pw.Close()
+	if err != nil {
 		return nil, 0, err
 	}
-	err = cmd.Wait()
-	// Whatever happened, nothing the tool started outlives the run. The
-	// group id stays allocated while any member lives, so this cannot reach
-	// an unrelated process group unless the group is empty and its number
-	// was reused within the last few microseconds.
+	// cmd.Process is set: the reader may kill the group at the cap.
+	output := make(chan cappedOutput, 1)
+	go func() { output <- readCapped(pr, maxProbeOutput, func() { _ = killProcessGroup(cmd) }) }()
+	waitErr := cmd.Wait()
+	// Whatever happened, nothing the tool started outlives the run, and no
+	// descendant in its group keeps the output open. The group id stays
+	// allocated while any member lives, so this cannot reach an unrelated
+	// process group unless the group is empty and its number was reused
+	// within the last few microseconds.
 	_ = killProcessGroup(cmd)
-	// After Wait, the copying goroutine has finished: stdout is ours again.
+	var o cappedOutput
+	select {
+	case o = <-output:
+	case <-ctx.Done():
+		// The tool has exited, but a process outside its group (or,
+		// without process groups, a descendant) holds the pipe open.
+		// Stop the reader: what it read is classified below.
+		if pr.SetReadDeadline(time.Now()) != nil {
+			// The pipe cannot be interrupted (not pollable): leave the
+			// reader, which owns its buffer, to end with the pipe.
+			return nil, 0, fmt.Errorf("nvidia-smi: %w", ctx.Err())
+		}
+		o = <-output
+	}
 	switch {
-	case stdout.exceeded:
-		return nil, stdout.read, errOutputTooLarge
-	case err != nil && ctx.Err() != nil:
-		return nil, stdout.read, fmt.Errorf("nvidia-smi: %w", ctx.Err())
-	case err != nil:
-		return nil, stdout.read, err
+	case o.exceeded:
+		return nil, o.read, errOutputTooLarge
+	case (waitErr != nil || o.err != nil) && ctx.Err() != nil:
+		return nil, o.read, fmt.Errorf("nvidia-smi: %w", ctx.Err())
+	case waitErr != nil:
+		return nil, o.read, waitErr
+	case o.err != nil:
+		return nil, o.read, fmt.Errorf("nvidia-smi: reading the output: %w", o.err)
 	}
-	return stdout.buf.Bytes(), stdout.read, nil
+	return o.out, o.read, nil
 }
 
-// boundedOutput receives the tool's standard output. It keeps at most limit
-// bytes; reading one byte more marks it exceeded, calls onExceed (which kills
-// the tool) and fails the copy, so that no more is read.
-type boundedOutput struct {
-	buf      bytes.Buffer
-	limit    int
-	read     int64 // bytes taken from the tool's output
-	exceeded bool
-	onExceed func()
+// cappedOutput is what readCapped read.
+type cappedOutput struct {
+	out      []byte // the output; nil when exceeded
+	read     int64  // bytes taken from the reader
+	exceeded bool   // more than the limit was read
+	err      error  // the read error, if any (never io.EOF)
 }
 
-// ReadFrom reads r through a limited reader of limit+1 bytes. os/exec
-// copies the output pipe with io.Copy, which calls it.
-func (b *boundedOutput) ReadFrom(r io.Reader) (int64, error) {
-	if b.exceeded {
-		return 0, errOutputTooLarge
+// readCapped reads r through a limited reader of limit+1 bytes, until its
+// end or a read error. Reading the byte past limit marks the output
+// exceeded, discards it and calls onExceed (which kills the tool); nothing
+// more is read.
+func readCapped(r io.Reader, limit int, onExceed func()) cappedOutput {
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(r, int64(limit)+1))
+	if n > int64(limit) {
+		if onExceed != nil {
+			onExceed()
+		}
+		return cappedOutput{read: n, exceeded: true}
 	}
-	n, err := b.buf.ReadFrom(io.LimitReader(r, int64(b.limit-b.buf.Len())+1))
-	b.read += n
-	if b.buf.Len() > b.limit {
-		return n, b.exceed()
-	}
-	return n, err
-}
-
-// Write applies the same cap to a copy that does not use ReadFrom.
-func (b *boundedOutput) Write(p []byte) (int, error) {
-	if b.exceeded {
-		return 0, errOutputTooLarge
-	}
-	b.read += int64(len(p))
-	if room := b.limit - b.buf.Len(); len(p) > room {
-		b.buf.Write(p[:room])
-		return room, b.exceed()
-	}
-	return b.buf.Write(p)
-}
-
-func (b *boundedOutput) exceed() error {
-	b.exceeded = true
-	b.buf = bytes.Buffer{} // the output is discarded
-	if b.onExceed != nil {
-		b.onExceed()
-	}
-	return errOutputTooLarge
+	return cappedOutput{out: buf.Bytes(), read: n, err: err}
 }
 
 // GPUCount runs
@@ -174,12 +177,13 @@ func (b *boundedOutput) exceed() error {
 // each holding the GPU count.
 //
 // The output is decoded as the reference's subprocess.run(..., text=True)
-// does: it must be valid UTF-8 (else there is no count), "\r\n" and a lone
-// "\r" are line breaks, and the lines are those of Python's str.splitlines,
-// which also breaks at "\v", "\f", U+001C, U+001D, U+001E, U+0085, U+2028 and
-// U+2029. Each line is stripped of Python whitespace ([carrier.TrimSpace]);
-// blank lines are skipped, and every other line is a record and must be a
-// base-10 integer: one or more ASCII digits 0-9, without sign.
+// does: it must be valid UTF-8 (else there is no count), and its universal
+// newlines make "\n", "\r\n" and a lone "\r" the only line breaks ("\v",
+// "\f", U+001C-U+001E, U+0085, U+2028 and U+2029 break no line). Each line is
+// stripped of Python whitespace ([carrier.TrimSpace]), which does include
+// those characters; blank lines are skipped, and every other line is a
+// record and must be a base-10 integer: one or more ASCII digits 0-9,
+// without sign. So "1\v2" is one line, not an integer: no count.
 //
 // It returns (0, false), logging nothing, when the tool is missing, times
 // out, is cancelled through ctx, exits with a non-zero status, prints more
@@ -193,8 +197,10 @@ func (b *boundedOutput) exceed() error {
 // would be wrong. Output over 1 MiB gives no count (the reference reads it
 // all). On timeout the reference kills the tool only, and it waits for the
 // end of the output until its timeout when a descendant holds the pipe open
-// after the tool exited; the port kills the whole process group, and fails
-// 250 ms after the exit instead.
+// after the tool exited; the port kills the whole process group, also when
+// the tool exits, which ends such a descendant's output, and counts what was
+// printed (a process that left the group still makes the run last until the
+// timeout).
 func (n NvidiaSMI) GPUCount(ctx context.Context) (int, bool) {
 	count, err := n.gpuCount(ctx)
 	return count, err == nil
@@ -276,44 +282,29 @@ func isDecimal(s string) bool {
 }
 
 // outputLines returns the lines of the tool's output as Python reads them
-// with subprocess text=True and str.splitlines: out must be valid UTF-8
-// (ok is false otherwise); "\r\n" is one line break, and "\n", "\r", "\v",
-// "\f", U+001C, U+001D, U+001E, U+0085, U+2028 and U+2029 are line breaks.
-// The breaks are not part of the lines, and no empty line follows a final
-// break.
+// with subprocess text=True (universal newlines) and then splits them at
+// "\n": out must be valid UTF-8 (ok is false otherwise); "\r\n", "\r" and
+// "\n" are the line breaks, and no other character is. The breaks are not
+// part of the lines, and no empty line follows a final break.
 func outputLines(out []byte) (lines iter.Seq[string], ok bool) {
 	if !utf8.Valid(out) {
 		return nil, false
 	}
 	s := string(out)
 	return func(yield func(string) bool) {
-		start := 0
-		for i := 0; i < len(s); {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if !isLineBreak(r) {
-				i += size
-				continue
-			}
-			if !yield(s[start:i]) {
+		for s != "" {
+			i := strings.IndexAny(s, "\r\n")
+			if i < 0 {
+				yield(s)
 				return
 			}
-			if r == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-				size++
+			if !yield(s[:i]) {
+				return
 			}
-			i += size
-			start = i
-		}
-		if start < len(s) {
-			yield(s[start:])
+			if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+				i++
+			}
+			s = s[i+1:]
 		}
 	}, true
-}
-
-// isLineBreak reports whether r ends a line for Python's str.splitlines.
-func isLineBreak(r rune) bool {
-	switch r {
-	case '\n', '\r', '\v', '\f', '\x1c', '\x1d', '\x1e', '\u0085', '\u2028', '\u2029':
-		return true
-	}
-	return false
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -20,6 +22,15 @@ import (
 // real runner. Every test is parallel; none changes the process environment.
 
 var countArgs = []string{"--query-gpu=count", "--format=csv,noheader"}
+
+// noTimeout is the Timeout of the runs whose subject is not the timeout: far
+// longer than any run takes, so that no result depends on how fast a loaded
+// machine starts and runs the fake tool. A run that hangs is ended by go
+// test's own -timeout.
+const noTimeout = time.Hour
+
+// untimed returns an NvidiaSMI that runs path with noTimeout.
+func untimed(path string) NvidiaSMI { return NvidiaSMI{Path: path, Timeout: noTimeout} }
 
 // fakeSMI writes an executable /bin/sh script named nvidia-smi into a new
 // temporary directory and returns its path.
@@ -107,19 +118,24 @@ func groupAlive(pgid int) bool {
 	return false
 }
 
-// eventually polls cond until it holds; a SIGKILL is delivered at once, but
-// the killed process leaves the process table asynchronously. The deadline
-// only keeps a broken kill from hanging the test.
-func eventually(t *testing.T, what string, cond func() bool) {
+// eventually polls cond until it holds, and reports whether it did; a
+// SIGKILL is delivered at once, but the killed process leaves the process
+// table asynchronously, and a started process reaches a given line of its
+// script when the scheduler lets it. It waits as long as the test may run
+// (go test's -timeout), less a margin to report the failure, so no result
+// depends on how loaded the machine is.
+func eventually(t *testing.T, what string, cond func() bool) bool {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline, bounded := t.Deadline()
+	deadline = deadline.Add(-10 * time.Second)
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Errorf("%s: still not true after 20 s", what)
-			return
+		if bounded && time.Now().After(deadline) {
+			t.Errorf("%s: still not true when the test is about to time out", what)
+			return false
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	return true
 }
 
 // assertNoneLeft checks that the fake tool (the leader of its process group)
@@ -150,7 +166,7 @@ func TestNvidiaSMIFaultOutputs(t *testing.T) {
 	for _, c := range gpuCountOutputs {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			n, ok := NvidiaSMI{Path: outputTool(t, c.out, 0)}.GPUCount(t.Context())
+			n, ok := untimed(outputTool(t, c.out, 0)).GPUCount(t.Context())
 			if c.want < 0 && ok {
 				t.Errorf("GPUCount of %q = %d, true; want no count", c.out, n)
 			}
@@ -158,7 +174,7 @@ func TestNvidiaSMIFaultOutputs(t *testing.T) {
 				t.Errorf("GPUCount of %q = %d, %v; want %d, true", c.out, n, ok, c.want)
 			}
 			// The same output with a non-zero exit status never counts.
-			if n, ok := (NvidiaSMI{Path: outputTool(t, c.out, 1)}).GPUCount(t.Context()); ok {
+			if n, ok := untimed(outputTool(t, c.out, 1)).GPUCount(t.Context()); ok {
 				t.Errorf("exit status 1 with %q: GPUCount = %d, true", c.out, n)
 			}
 		})
@@ -169,16 +185,16 @@ func TestNvidiaSMIFaultExitStatus(t *testing.T) {
 	t.Parallel()
 	for _, code := range []int{1, 2, 6, 9, 15, 255} {
 		path := outputTool(t, "4\n4\n4\n4\n", code)
-		if n, ok := (NvidiaSMI{Path: path}).GPUCount(t.Context()); ok {
+		if n, ok := untimed(path).GPUCount(t.Context()); ok {
 			t.Errorf("exit status %d: GPUCount = %d, true", code, n)
 		}
-		_, _, err := NvidiaSMI{Path: path}.runCounted(t.Context(), countArgs...)
+		_, _, err := untimed(path).runCounted(t.Context(), countArgs...)
 		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != code {
 			t.Errorf("exit status %d: run error %v", code, err)
 		}
 	}
 	// Killed by a signal of its own.
-	if n, ok := (NvidiaSMI{Path: fakeSMI(t, "echo 1; kill -9 $$")}).GPUCount(t.Context()); ok {
+	if n, ok := untimed(fakeSMI(t, "echo 1; kill -9 $$")).GPUCount(t.Context()); ok {
 		t.Errorf("killed tool: GPUCount = %d, true", n)
 	}
 }
@@ -190,7 +206,7 @@ func TestNvidiaSMIFaultFlood(t *testing.T) {
 	// 400 MB of "1\n" lines, written as fast as the pipe takes them: the
 	// old runner read all of it and counted 200000000 GPUs.
 	path := fakeSMI(t, "echo $$ > "+shQuote(pidFile)+"\nyes 1 | head -c 400000000")
-	smi := NvidiaSMI{Path: path, Timeout: 2 * time.Minute}
+	smi := untimed(path)
 	start := time.Now()
 	out, read, err := smi.runCounted(t.Context(), countArgs...)
 	elapsed := time.Since(start)
@@ -221,58 +237,41 @@ func TestNvidiaSMIFaultFloodIgnoringSIGPIPE(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
 	// A flood that survives the closing of its output: only the kill at
-	// the cap ends it (the probe's own timeout is an hour away).
+	// the cap ends it (the probe's own timeout is an hour away; a run that
+	// is not ended hangs until go test's -timeout).
 	path := fakeSMI(t, "echo $$ > "+shQuote(pidFile)+"\ntrap '' PIPE\nwhile :; do echo 1111111111111111111111111111111 2>/dev/null; done")
-	type result struct {
-		read int64
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		_, read, err := NvidiaSMI{Path: path, Timeout: time.Hour}.runCounted(t.Context(), countArgs...)
-		done <- result{read, err}
-	}()
-	select {
-	case r := <-done:
-		if !errors.Is(r.err, errOutputTooLarge) || r.read != maxProbeOutput+1 {
-			t.Errorf("read %d bytes, error %v; want %d bytes and the output cap", r.read, r.err, maxProbeOutput+1)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the flood was not killed at the output cap")
+	_, read, err := untimed(path).runCounted(t.Context(), countArgs...)
+	if !errors.Is(err, errOutputTooLarge) || read != maxProbeOutput+1 {
+		t.Errorf("read %d bytes, error %v; want %d bytes and the output cap", read, err, maxProbeOutput+1)
 	}
 	assertNoneLeft(t, readPID(pidFile), 0)
 }
 
-func TestBoundedOutput(t *testing.T) {
+func TestReadCapped(t *testing.T) {
 	t.Parallel()
-	// The Write path (a copy that does not call ReadFrom) has the same cap.
+	// At most one byte past the cap is read from an endless source, and
+	// the tool is killed once.
 	kills := 0
-	b := &boundedOutput{limit: 10, onExceed: func() { kills++ }}
-	if n, err := b.Write([]byte("1\n1\n1\n")); n != 6 || err != nil {
-		t.Fatalf("Write = %d, %v", n, err)
+	o := readCapped(endless{}, 10, func() { kills++ })
+	if !o.exceeded || o.read != 11 || o.out != nil || o.err != nil || kills != 1 {
+		t.Errorf("readCapped(endless) = %+v; kills %d", o, kills)
 	}
-	if n, err := b.Write([]byte("1\n1\n1\n")); n != 4 || !errors.Is(err, errOutputTooLarge) {
-		t.Errorf("Write past the cap = %d, %v", n, err)
-	}
-	if n, err := b.Write([]byte("1")); n != 0 || !errors.Is(err, errOutputTooLarge) {
-		t.Errorf("Write after the cap = %d, %v", n, err)
-	}
-	if n, err := b.ReadFrom(strings.NewReader("1")); n != 0 || !errors.Is(err, errOutputTooLarge) {
-		t.Errorf("ReadFrom after the cap = %d, %v", n, err)
-	}
-	if !b.exceeded || kills != 1 || b.read != 12 || b.buf.Len() != 0 {
-		t.Errorf("exceeded %v, kills %d, read %d, kept %d", b.exceeded, kills, b.read, b.buf.Len())
-	}
-	// ReadFrom reads at most one byte past the cap from an endless source.
+	// Exactly the cap is kept, and nothing is killed.
 	kills = 0
-	b = &boundedOutput{limit: 10, onExceed: func() { kills++ }}
-	if n, err := b.ReadFrom(endless{}); n != 11 || !errors.Is(err, errOutputTooLarge) || kills != 1 || b.read != 11 {
-		t.Errorf("ReadFrom(endless) = %d, %v; kills %d, read %d", n, err, kills, b.read)
+	o = readCapped(strings.NewReader("1\n1\n"), 4, func() { kills++ })
+	if o.exceeded || o.read != 4 || string(o.out) != "1\n1\n" || o.err != nil || kills != 0 {
+		t.Errorf("readCapped at the cap = %+v; kills %d", o, kills)
 	}
-	// Exactly the cap is kept.
-	b = &boundedOutput{limit: 4}
-	if n, err := b.ReadFrom(strings.NewReader("1\n1\n")); n != 4 || err != nil || b.exceeded || b.buf.String() != "1\n1\n" {
-		t.Errorf("ReadFrom at the cap = %d, %v; exceeded %v, kept %q", n, err, b.exceeded, b.buf.String())
+	// One byte more is too much, however the bytes arrive.
+	o = readCapped(io.MultiReader(strings.NewReader("1\n1"), strings.NewReader("\n"), strings.NewReader("1")), 4, nil)
+	if !o.exceeded || o.read != 5 || o.out != nil {
+		t.Errorf("readCapped one byte past the cap = %+v", o)
+	}
+	// A read error is returned with what was read.
+	boom := errors.New("boom")
+	o = readCapped(io.MultiReader(strings.NewReader("1\n"), iotest.ErrReader(boom)), 4, nil)
+	if !errors.Is(o.err, boom) || o.exceeded || o.read != 2 {
+		t.Errorf("readCapped with a read error = %+v", o)
 	}
 }
 
@@ -288,13 +287,15 @@ func (endless) Read(p []byte) (int, error) {
 
 func TestNvidiaSMIFaultOutputAtCap(t *testing.T) {
 	t.Parallel()
-	// Exactly the cap is accepted; one byte more is not.
+	// Exactly the cap is accepted; one byte more is not. The tool writes
+	// the output and exits at once, long before the run has read it: the
+	// outcome depends on the bytes written, not on who runs first.
 	atCap := strings.Repeat("1\n", maxProbeOutput/2)
-	n, ok := NvidiaSMI{Path: outputTool(t, atCap, 0)}.GPUCount(t.Context())
+	n, ok := untimed(outputTool(t, atCap, 0)).GPUCount(t.Context())
 	if !ok || n != maxProbeOutput/2 {
 		t.Errorf("output of exactly %d bytes: GPUCount = %d, %v", len(atCap), n, ok)
 	}
-	_, read, err := NvidiaSMI{Path: outputTool(t, atCap+" ", 0)}.runCounted(t.Context(), countArgs...)
+	_, read, err := untimed(outputTool(t, atCap+" ", 0)).runCounted(t.Context(), countArgs...)
 	if !errors.Is(err, errOutputTooLarge) || read != maxProbeOutput+1 {
 		t.Errorf("output of %d bytes: read %d, error %v", len(atCap)+1, read, err)
 	}
@@ -302,7 +303,7 @@ func TestNvidiaSMIFaultOutputAtCap(t *testing.T) {
 
 func TestNvidiaSMIFaultHang(t *testing.T) {
 	t.Parallel()
-	smi := NvidiaSMI{Path: fakeSMI(t, "exec sleep 300"), Timeout: 50 * time.Millisecond}
+	smi := NvidiaSMI{Path: fakeSMI(t, "exec sleep 86400"), Timeout: 50 * time.Millisecond}
 	if _, _, err := smi.runCounted(t.Context(), countArgs...); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("hanging tool: run error %v; want the timeout", err)
 	}
@@ -317,12 +318,19 @@ func TestNvidiaSMIFaultHang(t *testing.T) {
 
 // grandchildTool is a fake nvidia-smi wrapper that writes its own pid and
 // starts a grandchild (background, in the background) whose pid it writes
-// too; then is the rest of the script. The grandchildren sleep far longer
-// than assertNoneLeft waits, so one that was not killed is seen running.
+// too; then is the rest of the script. The grandchildren sleep a day, far
+// longer than any test may run, so one that was not killed is seen running
+// (and a run that waits for one hangs until go test's -timeout); the
+// cleanup kills one that is left.
 func grandchildTool(t *testing.T, background, then string) (path, pidFile, gpidFile string) {
 	dir := t.TempDir()
 	pidFile, gpidFile = filepath.Join(dir, "pid"), filepath.Join(dir, "gpid")
 	path = fakeSMI(t, "echo $$ > "+shQuote(pidFile)+"\n"+background+" &\necho $! > "+shQuote(gpidFile)+"\n"+then)
+	t.Cleanup(func() {
+		if gpid := readPID(gpidFile); gpid > 0 && processAlive(gpid) {
+			_ = syscall.Kill(gpid, syscall.SIGKILL)
+		}
+	})
 	return path, pidFile, gpidFile
 }
 
@@ -330,7 +338,7 @@ func TestNvidiaSMIFaultGrandchild(t *testing.T) {
 	t.Parallel()
 	t.Run("timeout", func(t *testing.T) {
 		t.Parallel()
-		path, pidFile, gpidFile := grandchildTool(t, "sleep 300", "echo 1\nsleep 300")
+		path, pidFile, gpidFile := grandchildTool(t, "sleep 86400", "echo 1\nsleep 86400")
 		// The timeout must fire after the grandchild started; double it
 		// until the wrapper got that far (at once, but for a loaded
 		// machine).
@@ -344,25 +352,23 @@ func TestNvidiaSMIFaultGrandchild(t *testing.T) {
 				assertNoneLeft(t, readPID(pidFile), gpid)
 				return
 			}
-			if timeout > 30*time.Second {
+			if deadline, ok := t.Deadline(); ok && time.Now().Add(2*timeout+10*time.Second).After(deadline) {
 				t.Fatal("the wrapper never started its grandchild")
 			}
 		}
 	})
 	t.Run("cancel", func(t *testing.T) {
 		t.Parallel()
-		path, pidFile, gpidFile := grandchildTool(t, "sleep 300", "echo 1\nsleep 300")
+		path, pidFile, gpidFile := grandchildTool(t, "sleep 86400", "echo 1\nsleep 86400")
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		go func() {
 			// Cancel once the grandchild runs; the probe's own timeout
-			// (one minute) is far off.
+			// is an hour away.
 			defer cancel()
-			for end := time.Now().Add(time.Minute); readPID(gpidFile) == 0 && time.Now().Before(end); {
-				time.Sleep(5 * time.Millisecond)
-			}
+			eventually(t, "the grandchild started", func() bool { return readPID(gpidFile) != 0 })
 		}()
-		_, _, err := NvidiaSMI{Path: path, Timeout: time.Minute}.runCounted(ctx, countArgs...)
+		_, _, err := untimed(path).runCounted(ctx, countArgs...)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("run error %v; want the cancellation", err)
 		}
@@ -376,8 +382,8 @@ func TestNvidiaSMIFaultGrandchild(t *testing.T) {
 		t.Parallel()
 		// The grandchild does not hold the output: the count stands, and
 		// the grandchild is killed when the wrapper has exited.
-		path, pidFile, gpidFile := grandchildTool(t, "sleep 300 >/dev/null 2>&1", "echo 2\necho 2")
-		n, ok := NvidiaSMI{Path: path, Timeout: time.Minute}.GPUCount(t.Context())
+		path, pidFile, gpidFile := grandchildTool(t, "sleep 86400 >/dev/null 2>&1", "echo 2\necho 2")
+		n, ok := untimed(path).GPUCount(t.Context())
 		if !ok || n != 2 {
 			t.Errorf("GPUCount = %d, %v; want 2, true", n, ok)
 		}
@@ -390,15 +396,61 @@ func TestNvidiaSMIFaultGrandchild(t *testing.T) {
 		t.Parallel()
 		// The grandchild inherits the output pipe and keeps it open: the
 		// reference would wait for the end of the output until its timeout
-		// and give no count; the port waits 250 ms after the exit.
-		path, pidFile, gpidFile := grandchildTool(t, "sleep 300", "echo 1")
-		_, _, err := NvidiaSMI{Path: path, Timeout: time.Minute}.runCounted(t.Context(), countArgs...)
-		if !errors.Is(err, exec.ErrWaitDelay) {
-			t.Errorf("run error %v; want exec.ErrWaitDelay", err)
+		// and give no count; the port kills the group when the wrapper has
+		// exited, which ends the output, and counts what was printed. The
+		// probe's timeout is an hour away: a run that waited for the
+		// grandchild would hang.
+		path, pidFile, gpidFile := grandchildTool(t, "sleep 86400", "echo 1")
+		out, _, err := untimed(path).runCounted(t.Context(), countArgs...)
+		if err != nil || string(out) != "1\n" {
+			t.Errorf("run = %q, %v; want \"1\\n\", nil", out, err)
 		}
 		assertNoneLeft(t, readPID(pidFile), readPID(gpidFile))
 		if readPID(gpidFile) == 0 {
 			t.Error("no grandchild started")
+		}
+	})
+	t.Run("exit 0 with the output held open outside the group", func(t *testing.T) {
+		t.Parallel()
+		// A grandchild that left the group with setsid keeps the output
+		// open after the wrapper exited: the run waits for the end of the
+		// output until its context is done, and then fails with it.
+		setsid, err := exec.LookPath("setsid")
+		if err != nil {
+			t.Skip("no setsid command")
+		}
+		// The grandchild writes its pid once it has left the group; the
+		// wrapper waits for that before it prints and exits.
+		dir := t.TempDir()
+		pidFile, gpidFile := filepath.Join(dir, "pid"), filepath.Join(dir, "gpid")
+		path := fakeSMI(t, "echo $$ > "+shQuote(pidFile)+"\n"+
+			shQuote(setsid)+" sh -c "+shQuote("echo $$ > "+shQuote(gpidFile)+"; exec sleep 86400")+" &\n"+
+			"until [ -s "+shQuote(gpidFile)+" ]; do sleep 0.01; done\necho 1")
+		t.Cleanup(func() {
+			if gpid := readPID(gpidFile); gpid > 0 && processAlive(gpid) {
+				_ = syscall.Kill(gpid, syscall.SIGKILL) // outside the group: not the run's to kill
+			}
+		})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go func() {
+			// Cancel once the wrapper has exited (a zombie counts as
+			// gone) and its grandchild runs.
+			defer cancel()
+			eventually(t, "the wrapper exited", func() bool {
+				pid, gpid := readPID(pidFile), readPID(gpidFile)
+				return pid > 0 && gpid > 0 && !processAlive(pid)
+			})
+		}()
+		_, _, err = untimed(path).runCounted(ctx, countArgs...)
+		gpid := readPID(gpidFile)
+		if gpid > 0 {
+			if _, pgrp, ok := procStat(gpid); ok && pgrp == readPID(pidFile) {
+				t.Errorf("the setsid grandchild %d is still in the wrapper's group", gpid)
+			}
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("run error %v; want the cancellation", err)
 		}
 	})
 }
@@ -407,7 +459,7 @@ func TestNvidiaSMIFaultCancelKillsGroup(t *testing.T) {
 	t.Parallel()
 	// The cancellation alone (without the kill after the exit) kills the
 	// wrapper's whole process group, grandchild included.
-	path, pidFile, gpidFile := grandchildTool(t, "sleep 300", "sleep 300")
+	path, pidFile, gpidFile := grandchildTool(t, "sleep 86400", "sleep 86400")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path)
@@ -418,9 +470,7 @@ func TestNvidiaSMIFaultCancelKillsGroup(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for end := time.Now().Add(time.Minute); readPID(gpidFile) == 0 && time.Now().Before(end); {
-		time.Sleep(5 * time.Millisecond)
-	}
+	eventually(t, "the grandchild started", func() bool { return readPID(gpidFile) != 0 })
 	gpid := readPID(gpidFile)
 	if gpid == 0 {
 		cancel()
@@ -445,7 +495,7 @@ func TestNvidiaSMIFaultQueryLines(t *testing.T) {
 	for i := range 2 {
 		out += strings.ReplaceAll(row, "%d", strconv.Itoa(i)) + "\r"
 	}
-	nvml, err := NvidiaSMI{Path: outputTool(t, out, 0)}.Query(t.Context())
+	nvml, err := untimed(outputTool(t, out, 0)).Query(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +508,7 @@ func TestNvidiaSMIFaultQueryLines(t *testing.T) {
 			t.Errorf("device %d: uuid %q", i, u)
 		}
 	}
-	if _, err := (NvidiaSMI{Path: outputTool(t, strings.ReplaceAll(out, "H200", "H\xff"), 0)}).Query(t.Context()); err == nil {
+	if _, err := untimed(outputTool(t, strings.ReplaceAll(out, "H200", "H\xff"), 0)).Query(t.Context()); err == nil {
 		t.Error("Query accepted output that is not UTF-8")
 	}
 }

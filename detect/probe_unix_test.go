@@ -35,6 +35,29 @@ func fakeTool(t *testing.T, body string) string {
 	return path
 }
 
+// untimedSMI runs path with a timeout far longer than any run takes, so that
+// no result depends on how fast a loaded machine runs the fake tool; a run
+// that hangs is ended by go test's own -timeout.
+func untimedSMI(path string) detect.NvidiaSMI {
+	return detect.NvidiaSMI{Path: path, Timeout: time.Hour}
+}
+
+// waitUntil polls cond until it holds, as long as the test may run (go
+// test's -timeout, less a margin to report the failure).
+func waitUntil(t *testing.T, what string, cond func() bool) bool {
+	t.Helper()
+	deadline, bounded := t.Deadline()
+	deadline = deadline.Add(-10 * time.Second)
+	for !cond() {
+		if bounded && time.Now().After(deadline) {
+			t.Errorf("%s: still not true when the test is about to time out", what)
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 func TestNvidiaSMIGPUCount(t *testing.T) {
 	argsFile := filepath.Join(t.TempDir(), "args")
 	cases := []struct {
@@ -52,7 +75,7 @@ func TestNvidiaSMIGPUCount(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			n, ok := detect.NvidiaSMI{Path: fakeTool(t, c.body)}.GPUCount(context.Background())
+			n, ok := untimedSMI(fakeTool(t, c.body)).GPUCount(context.Background())
 			if n != c.want || ok != c.wantOK {
 				t.Errorf("GPUCount = %d, %v; want %d, %v", n, ok, c.want, c.wantOK)
 			}
@@ -84,29 +107,29 @@ func TestNvidiaSMIMissingTool(t *testing.T) {
 }
 
 func TestNvidiaSMITimeout(t *testing.T) {
-	// The shell's child keeps the output pipe open after the shell is
-	// killed: the probe must still return (WaitDelay).
-	path := fakeTool(t, "echo 1; sleep 30")
-	start := time.Now()
+	// The tool prints a count, then its child (which holds the output
+	// pipe) runs far longer than the timeout: the timeout ends the run
+	// with no count. Without it the run would count 1 after 300 s.
+	path := fakeTool(t, "echo 1; sleep 300")
 	n, ok := detect.NvidiaSMI{Path: path, Timeout: 200 * time.Millisecond}.GPUCount(context.Background())
 	if ok || n != 0 {
 		t.Errorf("GPUCount = %d, %v; want the timeout to fail it", n, ok)
 	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("the timeout did not bound the probe: %v", d)
-	}
 }
 
 func TestNvidiaSMIContextCancel(t *testing.T) {
-	path := fakeTool(t, "exec sleep 30")
+	// The tool prints a count and then sleeps; the context is cancelled
+	// once it has printed. Without the cancellation the run would count 1
+	// after 300 s (its own timeout is an hour away).
+	started := filepath.Join(t.TempDir(), "started")
+	path := fakeTool(t, "echo 1; touch "+started+"; exec sleep 300")
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
-	start := time.Now()
-	if n, ok := (detect.NvidiaSMI{Path: path}).GPUCount(ctx); ok || n != 0 {
+	go func() {
+		defer cancel()
+		waitUntil(t, "the tool started", func() bool { _, err := os.Stat(started); return err == nil })
+	}()
+	if n, ok := untimedSMI(path).GPUCount(ctx); ok || n != 0 {
 		t.Errorf("GPUCount = %d, %v after cancel", n, ok)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("cancellation did not bound the probe: %v", d)
 	}
 	// Already cancelled: nothing runs.
 	marker := filepath.Join(t.TempDir(), "ran")
@@ -120,7 +143,7 @@ func TestNvidiaSMIContextCancel(t *testing.T) {
 }
 
 func TestDetectLocalWithFakeNvidiaSMI(t *testing.T) {
-	smi := detect.NvidiaSMI{Path: fakeTool(t, "echo 4; echo 4; echo 4; echo 4")}
+	smi := untimedSMI(fakeTool(t, "echo 4; echo 4; echo 4; echo 4"))
 	got := detect.Local(context.Background(), detect.WithEnv(environ.Map{}), detect.WithHostname(fixedHost), detect.WithPID(1), detect.WithGPUCount(smi.GPUCount))
 	if v, _ := got.Get("host.gpu.count"); !v.Equal(attr.Int(4)) {
 		t.Errorf("host.gpu.count = %v", v)
@@ -157,17 +180,36 @@ func TestKubernetesSecretsPathNeverOpened(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("mkfifo:", err)
 	}
-	done := make(chan *attr.Map, 1)
+	// A writer that opens the FIFO, records that it could, and closes it:
+	// its open completes only when a reader opens the FIFO, and it
+	// releases a reader blocked in open or read, so detection never hangs.
+	// A reader that reads gets its end only after the record, so a read is
+	// always seen, without any wait or timeout (a bare open and close may
+	// end before the record is made).
+	opened := make(chan struct{}, 1)
+	writerDone := make(chan struct{})
 	go func() {
-		done <- detect.Kubernetes(context.Background(), detect.WithEnv(environ.Map{"K8S_POD_NAME": "p"}), detect.WithKubernetesSecretsPath(fifo))
-	}()
-	select {
-	case got := <-done:
-		if want := m("k8s.pod.name", "p"); !got.Equal(want) {
-			t.Errorf("got %v, want %v", got, want)
+		defer close(writerDone)
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("DetectKubernetes blocked: it opened the secrets path")
+		opened <- struct{}{} // before the close that ends a reader's read
+		f.Close()
+	}()
+	got := detect.Kubernetes(context.Background(), detect.WithEnv(environ.Map{"K8S_POD_NAME": "p"}), detect.WithKubernetesSecretsPath(fifo))
+	select {
+	case <-opened:
+		t.Error("DetectKubernetes opened the secrets path")
+	default:
+	}
+	if want := m("k8s.pod.name", "p"); !got.Equal(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	// Release the writer: open the FIFO for reading without blocking.
+	if r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+		<-writerDone
+		r.Close()
 	}
 }
 
@@ -177,7 +219,7 @@ func TestNvidiaSMIQuery(t *testing.T) {
 	for i := range 4 {
 		body += "echo '" + strings.NewReplacer("%d", string(rune('0'+i))).Replace(line) + "'; "
 	}
-	smi := detect.NvidiaSMI{Path: fakeTool(t, body)}
+	smi := untimedSMI(fakeTool(t, body))
 	nvml, err := smi.Query(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +241,7 @@ func TestNvidiaSMIQuery(t *testing.T) {
 	}
 	// Live default path through GPUOptions with the fake tool is not
 	// reachable (it uses PATH); unsupported fields are omitted.
-	smi = detect.NvidiaSMI{Path: fakeTool(t, "echo '0, GeForce, GPU-x, [N/A], 00000000:01:00.0, [N/A], [N/A], 535.1'")}
+	smi = untimedSMI(fakeTool(t, "echo '0, GeForce, GPU-x, [N/A], 00000000:01:00.0, [N/A], [N/A], 535.1'"))
 	nvml, err = smi.Query(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +260,7 @@ func TestNvidiaSMIQuery(t *testing.T) {
 	// Old drivers without compute_cap: the query is retried without it.
 	old := fakeTool(t, `case "$1" in *compute_cap*) echo 'Field "compute_cap" is not a valid field to query.'; exit 2;; esac
 echo '0, Tesla V100, GPU-v, 123, 00000000:02:00.0, 16160, 470.1'`)
-	nvml, err = detect.NvidiaSMI{Path: old}.Query(context.Background())
+	nvml, err = untimedSMI(old).Query(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +269,7 @@ echo '0, Tesla V100, GPU-v, 123, 00000000:02:00.0, 16160, 470.1'`)
 		t.Errorf("old driver: %v", got)
 	}
 	for _, body := range []string{"exit 1", "echo 'garbage'", "exit 0", "echo 'x, a, b, c, d, 9.0, 1, 2'"} {
-		if _, err := (detect.NvidiaSMI{Path: fakeTool(t, body)}).Query(context.Background()); err == nil {
+		if _, err := untimedSMI(fakeTool(t, body)).Query(context.Background()); err == nil {
 			t.Errorf("Query with %q succeeded", body)
 		}
 	}

@@ -81,8 +81,8 @@ unbounded int formats to); a number with a fraction or an exponent is a float
 False); null is omitted. A repeated key keeps its first position and takes
 its last value. Arrays and objects cannot be carried.
 
-Entries that are dropped (a key that is empty or holds ',' or '=', a value
-that is an array or an object) are listed on stderr, one line each:
+Entries that are dropped (a key that is empty or holds ',', '=' or NUL, a
+value that is an array or an object) are listed on stderr, one line each:
   lens carrier format: dropped "KEY": REASON
 The exit status is still 0. Input that is not one JSON object is a usage
 error (exit status 2) reported with its line, column and byte offset.`,
@@ -139,6 +139,8 @@ func (a *app) reportDropped(name string, dropped []carrier.Dropped) {
 
 func droppedReason(err error) string {
 	switch {
+	case errors.Is(err, carrier.ErrKeyHasNUL):
+		return "the key cannot be carried (it holds NUL, which no environment variable can hold)"
 	case errors.Is(err, carrier.ErrKeyNotCarried):
 		return "the key cannot be carried (it is empty after trimming or holds ',' or '=')"
 	case errors.Is(err, carrier.ErrInvalidUTF8):

@@ -66,6 +66,23 @@ func TestCarrierFormat(t *testing.T) {
 	}
 }
 
+// TestCarrierFormatDroppedReasons pins the reason printed for each kind of
+// dropped entry: a key that holds NUL has a reason of its own.
+func TestCarrierFormatDroppedReasons(t *testing.T) {
+	t.Parallel()
+	stdin := `{"a\u0000b":"v","bad,key":"v","  ":"v","\u0000,":"v","k":[1],"good":3}`
+	const sep = "the key cannot be carried (it is empty after trimming or holds ',' or '=')\n"
+	want := `lens carrier format: dropped "a\x00b": the key cannot be carried (it holds NUL, which no environment variable can hold)` + "\n" +
+		`lens carrier format: dropped "bad,key": ` + sep +
+		`lens carrier format: dropped "  ": ` + sep +
+		`lens carrier format: dropped "\x00,": ` + sep +
+		`lens carrier format: dropped "k": the value is a JSON array; only strings, numbers, booleans and null can be carried` + "\n"
+	r := runIn(t, nil, stdin, "carrier", "format")
+	if r.code != 0 || r.stdout != "good=3\n" || r.stderr != want {
+		t.Errorf("lens carrier format < %s:\n%v\nwant stdout %q, stderr\n%s", stdin, r, "good=3\n", want)
+	}
+}
+
 func TestCarrierExtend(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
