@@ -144,6 +144,9 @@ func TestExecSignalForwarding(t *testing.T) {
 			code := 0
 			if errors.As(err, &ee) {
 				code = ee.ExitCode()
+				if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
+					code = 128 + int(ws.Signal())
+				}
 			} else if err != nil {
 				t.Fatal(err)
 			}

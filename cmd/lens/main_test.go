@@ -132,7 +132,12 @@ func runBin(t *testing.T, env map[string]string, stdin string, args ...string) r
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
+		// As a shell reports it: 128+N when signal N ended lens (lens exec
+		// ends by the signal that killed its command).
 		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
 	case err != nil:
 		t.Fatalf("running lens %q: %v", args, err)
 	}

@@ -108,6 +108,16 @@ func (s scenario) start(t *testing.T) *running {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = cliEnv(s.env)
 	cmd.SysProcAttr = s.sys
+	if s.sys != nil && (s.sys.Setpgid || s.sys.Setsid) {
+		// At the guard, the scenario's whole process group goes, the
+		// command too.
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	}
+	t.Cleanup(func() {
+		if r := cmd.ProcessState; r == nil && cmd.Process != nil {
+			_ = cmd.Process.Kill()
+		}
+	})
 	if s.stdin != nil {
 		cmd.Stdin = s.stdin
 	}
@@ -587,6 +597,10 @@ func TestTransparentPID1(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, unshare, append([]string{"--pid", "--fork", "--mount-proc"}, tc.argv...)...)
 			cmd.Env = cliEnv(nil)
+			// At the guard, the whole namespace goes: its PID 1 is in
+			// unshare's process group.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 			out, err := cmd.CombinedOutput()
 			want := 0
 			if strings.HasSuffix(tc.name, "status") {

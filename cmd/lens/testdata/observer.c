@@ -166,7 +166,7 @@ static int orphans(int n) {
 	}
 	/* Wait until the orphans are reaped; the test's own deadline ends a
 	 * run in which nobody reaps them. */
-	struct timespec ms = {0, 1000000};
+	struct timespec ms = {0, 10000000};
 	int z;
 	while ((z = zombies()) > 0)
 		nanosleep(&ms, NULL);
