@@ -218,17 +218,19 @@ func TestSlurmTransparency(t *testing.T) {
 
 	t.Run("killed-by-usr1", func(t *testing.T) {
 		t.Parallel()
-		// observer raise 10: the command dies of SIGUSR1. lens exec
-		// exits 128+10 (cmd/lens exec's documented status), so Slurm
-		// records ExitCode=138:0 for the wrapped job where the bare one
-		// has 0:10 (logged, not asserted); what srun itself returns to
-		// the launch script is the same.
+		// observer raise 10: the command dies of SIGUSR1. lens exec ends
+		// itself by the same signal, so Slurm's accounting records the same
+		// ExitCode (0:10: killed by signal 10) and srun returns the same
+		// status to the launch script.
 		bare, wrapped := run(t, tspec{argv: []string{"raise", strconv.Itoa(int(syscall.SIGUSR1))}})
 		if bare.srunExit == 0 || bare.srunExit != wrapped.srunExit {
 			t.Errorf("srun exit status: bare %d, wrapped %d; want equal and non-zero\nbare output:\n%s\nwrapped output:\n%s",
 				bare.srunExit, wrapped.srunExit, bare.output, wrapped.output)
 		}
-		t.Logf("Slurm ExitCode: bare %s (%s), wrapped %s (%s)", bare.slurmExit, bare.state, wrapped.slurmExit, wrapped.state)
+		want := "0:" + strconv.Itoa(int(syscall.SIGUSR1))
+		if bare.slurmExit != want || wrapped.slurmExit != want || bare.state != wrapped.state {
+			t.Errorf("Slurm ExitCode: bare %s (%s), wrapped %s (%s); want %s both", bare.slurmExit, bare.state, wrapped.slurmExit, wrapped.state, want)
+		}
 	})
 }
 
