@@ -469,7 +469,7 @@ func (s *fixedSpan) Links() []sdktrace.Link                      { return s.link
 func (s *fixedSpan) Status() sdktrace.Status                     { return s.status }
 func (s *fixedSpan) InstrumentationScope() instrumentation.Scope { return s.scope }
 
-//nolint:staticcheck // The deprecated method is part of ReadOnlySpan.
+//lint:ignore SA1019 the deprecated method is part of ReadOnlySpan.
 func (s *fixedSpan) InstrumentationLibrary() instrumentation.Library { return s.scope }
 
 // validResource returns res with valid UTF-8 keys and values, reporting

@@ -38,8 +38,8 @@ func TestValidValue(t *testing.T) {
 		},
 	} {
 		got, changed := ValidValue(tc.in)
-		if changed != tc.changed || got.Emit() != tc.want.Emit() || got.Type() != tc.want.Type() {
-			t.Errorf("%s: ValidValue = %s (%v), changed %v; want %s, %v", tc.name, got.Emit(), got.Type(), changed, tc.want.Emit(), tc.changed)
+		if changed != tc.changed || got.String() != tc.want.String() || got.Type() != tc.want.Type() {
+			t.Errorf("%s: ValidValue = %s (%v), changed %v; want %s, %v", tc.name, got.String(), got.Type(), changed, tc.want.String(), tc.changed)
 		}
 	}
 }
