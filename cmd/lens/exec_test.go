@@ -352,16 +352,22 @@ func TestExecTraceContext(t *testing.T) {
 	}
 }
 
-// TestExecCollectorDown: with an OTLP endpoint nobody listens on, lens still
-// runs the command, exits with its status and does not hang.
-func TestExecCollectorDown(t *testing.T) {
-	t.Parallel()
+// refusedEndpoint is an OTLP endpoint nobody listens on.
+func refusedEndpoint(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoint := "http://" + l.Addr().String()
-	l.Close()
+	defer l.Close()
+	return "http://" + l.Addr().String()
+}
+
+// TestExecCollectorDown: with an OTLP endpoint nobody listens on, lens still
+// runs the command, exits with its status and does not hang.
+func TestExecCollectorDown(t *testing.T) {
+	t.Parallel()
+	endpoint := refusedEndpoint(t)
 	for _, protocol := range []string{"grpc", "http/protobuf"} {
 		t.Run(protocol, func(t *testing.T) {
 			t.Parallel()

@@ -541,8 +541,9 @@ func TestTransparentWrapperKilled(t *testing.T) {
 	r.ready()
 	send(t, r.pid(), syscall.SIGKILL)
 	// The observer holds the output pipe until it dies: the end of the
-	// output is its death.
-	timeout := time.After(guard)
+	// output is its death. (Half the guard: the scenario's own guard kills
+	// its process group, which would end a survivor in an old lens's group.)
+	timeout := time.After(guard / 2)
 drain:
 	for {
 		select {
@@ -623,12 +624,7 @@ func TestTransparentPID1(t *testing.T) {
 // the command's.
 func TestExecOwnStderrClosed(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	endpoint := "http://" + l.Addr().String()
-	l.Close()
+	endpoint := refusedEndpoint(t)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -751,5 +747,71 @@ func consoleSpans(t *testing.T, stderr string) []consoleSpan {
 		}
 		out = append(out, s)
 		rest = rest[i+int(dec.InputOffset()):]
+	}
+}
+
+// TestExecSignalBeforeStart: a signal that reaches lens before the command
+// starts is passed on once it runs, instead of acting on lens. lens is held
+// before the start by a CA file that is a FIFO (read while the telemetry
+// settings are read); SIGTSTP sent then must stop the command, and lens
+// with it, once the command runs.
+func TestExecSignalBeforeStart(t *testing.T) {
+	t.Parallel()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := syscall.Mkfifo(ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := scenario{wrapped: true, args: []string{"signals"}, sys: &syscall.SysProcAttr{Setpgid: true},
+		env: map[string]string{
+			"NEMO_LENS_ENABLED":              "true",
+			"OTEL_EXPORTER_OTLP_ENDPOINT":    "http://127.0.0.1:1",
+			"OTEL_EXPORTER_OTLP_CERTIFICATE": ca,
+			"CUDA_VISIBLE_DEVICES":           "",
+		}}
+	r := s.start(t)
+	// lens is reading the CA file once a writer can open it without
+	// blocking: it is past its first instruction, before the start.
+	deadline := time.Now().Add(guard)
+	var w *os.File
+	for {
+		f, err := os.OpenFile(ca, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			w = f
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lens never read %s: %v", ca, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	send(t, r.pid(), syscall.SIGTSTP)
+	_, _ = w.WriteString("not a certificate\n") // telemetry off, the command starts
+	w.Close()
+	waitState(t, r.pid(), "T")
+	children, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", r.pid(), r.pid()))
+	child, _ := strconv.Atoi(strings.TrimSpace(string(children)))
+	if err != nil || child == 0 {
+		// The child may have been started by another thread of lens.
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", r.pid()))
+		for _, task := range tasks {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", r.pid(), task.Name()))
+			if n, _ := strconv.Atoi(strings.TrimSpace(string(b))); n != 0 {
+				child = n
+			}
+		}
+	}
+	if child == 0 {
+		t.Fatalf("lens stopped without a command (the SIGTSTP acted on lens before the start); stderr %q", r.stderr)
+	}
+	waitState(t, child, "T")
+	send(t, r.pid(), syscall.SIGCONT)
+	r.ready()
+	send(t, r.observer, rtEnd)
+	r.next("counts ")
+	if st := r.status(); st != 0 {
+		t.Errorf("status %d, want 0; stderr %q", st, r.stderr)
+	}
+	if !strings.Contains(r.stderr.String(), "OTEL_EXPORTER_OTLP_CERTIFICATE") {
+		t.Errorf("stderr %q does not name the bad CA file's variable", r.stderr)
 	}
 }
