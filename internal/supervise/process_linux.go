@@ -77,12 +77,7 @@ func Start(c *Command) (*Process, error) {
 	}
 	attr := &os.ProcAttr{Env: c.Env, Files: []*os.File{c.Stdin, c.Stdout, c.Stderr}, Sys: sys}
 
-	type started struct {
-		proc *os.Process
-		path string
-		err  error
-	}
-	res := make(chan started, 1)
+	res := make(chan error, 1)
 	go func() {
 		// Never unlocked: the thread ends with this goroutine, after the
 		// command has been reaped.
@@ -90,23 +85,25 @@ func Start(c *Command) (*Process, error) {
 		proc, path, err := lookupStart(c.Args, c.Env, func(file string, argv []string) (*os.Process, error) {
 			return os.StartProcess(file, argv, attr)
 		})
-		if err == nil && p.sigs != nil {
-			p.preStart = len(p.sigs.c)
+		if err == nil {
+			if p.sigs != nil {
+				p.preStart = len(p.sigs.c)
+			}
+			// Set before the wait loop and the relay read them.
+			p.proc, p.path, p.pid = proc, path, proc.Pid
+			p.pgid = syscall.Getpgrp()
+			if p.mode == ModeRelay {
+				p.pgid = p.pid
+			}
 		}
-		res <- started{proc, path, err}
+		res <- err
 		if err == nil {
 			p.wait(proc.Pid)
 		}
 	}()
-	r := <-res
-	if r.err != nil {
+	if err := <-res; err != nil {
 		close(p.relayDone)
-		return nil, r.err
-	}
-	p.proc, p.path, p.pid = r.proc, r.path, r.proc.Pid
-	p.pgid = syscall.Getpgrp()
-	if p.mode == ModeRelay {
-		p.pgid = p.pid
+		return nil, err
 	}
 	if p.sigs != nil {
 		go p.relay()
