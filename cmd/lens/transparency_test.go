@@ -604,16 +604,26 @@ func TestTransparentPID1(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		argv []string
+		// pidsMax runs the namespace in a pids cgroup of that limit (a
+		// pod's pids.max): the orphans fit only if they are reaped.
+		pidsMax int
 	}{
-		{"bash", []string{"bash", "-c", `"$0" orphans ` + orphans + `; exit $?`, obs}},
-		{"lens exec", []string{lensBin, "exec", "--", obs, "orphans", orphans}},
-		{"lens exec status", []string{lensBin, "exec", "--", "bash", "-c", `"$0" orphans ` + orphans + `; exit 7`, obs}},
+		{"bash", []string{"bash", "-c", `"$0" orphans ` + orphans + `; exit $?`, obs}, 0},
+		{"lens exec", []string{lensBin, "exec", "--", obs, "orphans", orphans}, 0},
+		{"lens exec status", []string{lensBin, "exec", "--", "bash", "-c", `"$0" orphans ` + orphans + `; exit 7`, obs}, 0},
+		{"bash pids.max", []string{"bash", "-c", `"$0" orphans ` + orphans + `; exit $?`, obs}, 64},
+		{"lens exec pids.max", []string{lensBin, "exec", "--", obs, "orphans", orphans}, 64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), guard)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, unshare, append([]string{"--pid", "--fork", "--mount-proc"}, tc.argv...)...)
+			argv := append([]string{unshare, "--pid", "--fork", "--mount-proc"}, tc.argv...)
+			if tc.pidsMax > 0 {
+				dir := pidsCgroup(t, tc.pidsMax)
+				argv = append([]string{"/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir}, argv...)
+			}
+			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 			cmd.Env = cliEnv(nil)
 			// At the guard, the whole namespace goes: its PID 1 is in
 			// unshare's process group.
@@ -634,6 +644,25 @@ func TestTransparentPID1(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pidsCgroup makes a cgroup v1 pids cgroup limited to max processes, and
+// removes it at the end; the test is skipped where there is none.
+func pidsCgroup(t *testing.T, max int) string {
+	t.Helper()
+	root := "/sys/fs/cgroup/pids"
+	if _, err := os.Stat(filepath.Join(root, "cgroup.procs")); err != nil {
+		t.Skipf("skipping: no cgroup v1 pids hierarchy at %s: %v", root, err)
+	}
+	dir, err := os.MkdirTemp(root, "lens-test-")
+	if err != nil {
+		t.Skipf("skipping: cannot make a pids cgroup: %v", err)
+	}
+	t.Cleanup(func() { _ = os.Remove(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // TestExecOwnStderrClosed: lens's stderr is a pipe nobody reads any more and

@@ -15,8 +15,9 @@
  *                  SIGRTMIN+1 ("rt 35")
  *   exit CODE      exit with CODE
  *   raise SIG      kill itself with signal SIG (numeric)
- *   orphans N      leave N orphans (double fork) and wait until no zombie
- *                  is left in the PID namespace
+ *   orphans N      leave N orphans (double fork; a refused fork is
+ *                  retried) and wait until no zombie is left in the PID
+ *                  namespace
  *   hold           print "ready PID" and wait forever
  */
 #define _GNU_SOURCE
@@ -150,15 +151,25 @@ static int zombies(void) {
 	return n;
 }
 
+/* forkRetry forks, retrying while the process limit (a pod's pids.max)
+ * refuses, as a shell does: only reaped zombies free a slot. */
+static pid_t forkRetry(void) {
+	struct timespec ms = {0, 1000000};
+	pid_t c;
+	while ((c = fork()) < 0 && errno == EAGAIN)
+		nanosleep(&ms, NULL);
+	return c;
+}
+
 static int orphans(int n) {
 	for (int i = 0; i < n; i++) {
-		pid_t c = fork();
+		pid_t c = forkRetry();
 		if (c < 0) {
 			printf("fork %d failed: %s\n", i, strerror(errno));
 			return 1;
 		}
 		if (c == 0) {
-			if (fork() == 0)
+			if (forkRetry() == 0)
 				_exit(0); /* the orphan: exits at once, a zombie until reaped */
 			_exit(0);
 		}
