@@ -218,7 +218,7 @@ fi
 callgrind_costs() { # OUTFILE ARGS...: run under callgrind, print "name cost" lines
 	local out=$1
 	shift
-	env GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 OTEL_EXPORTER_OTLP_ENDPOINT="http://$refusing" \
+	env GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 OTEL_EXPORTER_OTLP_ENDPOINT="http://$refusing" \
 		valgrind --tool=callgrind --callgrind-out-file="$out" --compress-strings=no --compress-pos=no "$@" >/dev/null 2>"$out.err" ||
 		{ cat "$out.err" >&2; return 1; }
 	"$driver" callgrind-costs "$out"
@@ -278,8 +278,8 @@ icount() { # ENV-FILE BINARY ARGS...: median instruction count of $reps runs (ca
 }
 if on cli && command -v valgrind >/dev/null; then
 	say "instruction counts of lens per task ($reps runs each, median; cachegrind)"
-	printf '%s\n' PATH=/usr/bin:/bin GODEBUG=asyncpreemptoff=1 >"$tmp/env.empty"
-	{ "$driver" env slurm-task | grep -v '^PATH='; printf '%s\n' PATH=/usr/bin:/bin GODEBUG=asyncpreemptoff=1; } >"$tmp/env.slurm"
+	printf '%s\n' PATH=/usr/bin:/bin GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off >"$tmp/env.empty"
+	{ "$driver" env slurm-task | grep -v '^PATH='; printf '%s\n' PATH=/usr/bin:/bin GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off; } >"$tmp/env.slurm"
 	tel=(NEMO_LENS_ENABLED=true "OTEL_EXPORTER_OTLP_ENDPOINT=http://$refusing")
 	for e in empty slurm; do
 		cat "$tmp/env.$e" >"$tmp/env.$e.grpc"
