@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scale report of lens-go (README, "Performance"): what lens-go costs against the size of
+# The scale report of lens-go (docs/performance.md): what lens-go costs against the size of
 # its input and per task of a large job, beside the OpenTelemetry Go SDK and single-pass floors.
 # It prints Markdown on stdout (progress goes to stderr) and, with -o, writes it to a file too.
 # Sections, in order:

@@ -15,7 +15,7 @@
 # Every stage prints a banner with the time since the start, and its duration at
 # the end; a table of all stage durations comes last, also when a stage fails.
 # Each stage's output is also kept in .bin/logs/<stage>.log.
-# Cost (README, "What the test run costs"): on an idle 2-core machine about 15 min
+# Cost (docs/testing.md, "What the test run costs"): on an idle 2-core machine about 15 min
 # cold and 7 min warm (mostly fuzzing: ~21 s per target); ~4 GB of Go caches.
 #
 # Usage: scripts/test.sh [--stage NAME[,NAME...]]... [--list]
