@@ -10,7 +10,7 @@ import (
 )
 
 // Rules that no other test pinned: each test below fails when its rule is
-// broken by a one-line change (see the README, "Reliability").
+// broken by a one-line change (see docs/reliability.md#rules-that-no-test-pinned-before).
 
 // TestSlurmJobIDArrayJobWithoutTaskID: slurm.job.id takes the array form
 // "{SLURM_ARRAY_JOB_ID}_{SLURM_ARRAY_TASK_ID}" only in array mode (the
