@@ -1,9 +1,15 @@
 package lens_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -92,6 +98,84 @@ func TestCLIDoesNotLinkMetricsOrLogs(t *testing.T) {
 			strings.HasPrefix(dep, "go.opentelemetry.io/proto/otlp/metrics") ||
 			strings.HasPrefix(dep, "go.opentelemetry.io/proto/otlp/logs") {
 			t.Errorf("lens links %s", dep)
+		}
+	}
+}
+
+// shippedFiles parses the non-test Go files of the main module that are not
+// test support (the packages TestShippedCodeHasNoTestSupport lists), for
+// every platform, and returns them by slash-separated path. Nested modules
+// (e2e, tools/...) and testdata are skipped.
+func shippedFiles(t *testing.T) map[string]*ast.File {
+	t.Helper()
+	testSupport := []string{"internal/testvectors", "internal/collectortest", "internal/faulttest", "internal/scalegen", "internal/callgrind"}
+	files := map[string]*ast.File{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		slashed := filepath.ToSlash(path)
+		if d.IsDir() {
+			if path == "." {
+				return nil
+			}
+			name := d.Name()
+			if strings.HasPrefix(name, ".") || name == "testdata" || slices.Contains(testSupport, slashed) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir // another module
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		files[slashed] = f
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 50 {
+		t.Fatalf("only %d shipped Go files found", len(files))
+	}
+	return files
+}
+
+// TestRankVariablesOnlyInDetect: the launcher variables that give the ranks
+// (docs/detection.md#detect-ranks) are named, as Go string constants, only
+// in package detect, beside the detectors: not in internal/telemetry, the
+// lens command or the root package, which call detect.Ranks.
+func TestRankVariablesOnlyInDetect(t *testing.T) {
+	t.Parallel()
+	rankVariables := []string{"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "RANK", "WORLD_SIZE", "LOCAL_RANK", "JOB_COMPLETION_INDEX"}
+	seen := map[string]bool{}
+	for path, f := range shippedFiles(t) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil || !slices.Contains(rankVariables, v) {
+				return true
+			}
+			seen[v] = true
+			if !strings.HasPrefix(path, "detect/") {
+				t.Errorf("%s names the rank variable %s; it belongs in package detect", path, v)
+			}
+			return true
+		})
+	}
+	for _, v := range rankVariables {
+		if !seen[v] {
+			t.Errorf("no shipped file names %s: the check no longer sees the rank variables", v)
 		}
 	}
 }

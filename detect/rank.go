@@ -1,4 +1,4 @@
-package telemetry
+package detect
 
 import (
 	"fmt"
@@ -11,44 +11,46 @@ import (
 	"github.com/nemolens/lens-go/lensconv"
 )
 
-// Launchers whose variables can give the rank (RankFrom values).
+// Launchers whose variables [Ranks] reads (docs/detection.md#detect-ranks).
+// They are the values of lens exec --rank-from and lens.WithRankFrom.
 const (
-	RankFromSlurm    = "slurm"
+	// RankFromSlurm reads SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID.
+	RankFromSlurm = "slurm"
+	// RankFromTorchrun reads RANK, WORLD_SIZE and LOCAL_RANK.
 	RankFromTorchrun = "torchrun"
+	// RankFromK8sIndex reads JOB_COMPLETION_INDEX (an Indexed Job; rank only).
 	RankFromK8sIndex = "k8s-index"
 )
 
-// rankSources maps a launcher to its variables for nv.dl.rank,
+// rankVariables maps a launcher to its variables for nv.dl.rank,
 // nv.dl.world_size and nv.dl.local_rank ("" when the launcher has none).
-var rankSources = map[string][3]string{
+var rankVariables = map[string][3]string{
 	RankFromSlurm:    {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
 	RankFromTorchrun: {"RANK", "WORLD_SIZE", "LOCAL_RANK"},
 	RankFromK8sIndex: {"JOB_COMPLETION_INDEX", "", ""},
 }
 
-// RankSources lists the launchers RankFrom accepts.
+// RankSources lists the launchers [Ranks] accepts, in a fixed order.
 func RankSources() []string { return []string{RankFromSlurm, RankFromTorchrun, RankFromK8sIndex} }
 
-// ValidRankFrom reports whether from names a launcher.
+// ValidRankFrom reports whether from names a launcher that [Ranks] accepts.
 func ValidRankFrom(from string) bool {
-	_, ok := rankSources[from]
+	_, ok := rankVariables[from]
 	return ok
 }
 
-// RankAttributes reads nv.dl.rank, nv.dl.world_size and nv.dl.local_rank
-// from the variables of launcher from:
+// Ranks reads nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from the
+// variables of launcher from ([RankFromSlurm], [RankFromTorchrun],
+// [RankFromK8sIndex]) in env (nil: the live environment), following
+// docs/detection.md#detect-ranks: integers by the strict integer rule; a
+// variable that is absent, empty or not an integer gives no attribute and one
+// warning; an unknown launcher gives no attribute and one warning. The
+// attributes come in the order rank, world size, local rank.
 //
-//	slurm      SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID
-//	torchrun   RANK, WORLD_SIZE, LOCAL_RANK
-//	k8s-index  JOB_COMPLETION_INDEX (nv.dl.rank only; an Indexed Job)
-//
-// Values follow the strict integer rule (carrier.ParseInt). A variable that
-// is absent, empty or not an integer gives no attribute and one warning. An
-// unknown launcher gives no attribute and a warning. This is opt-in: the
-// Python reference never reads these variables, so a process that uses it
-// differs from one that does not.
-func RankAttributes(env environ.Lookuper, from string) (kvs []attribute.KeyValue, warnings []string) {
-	names, ok := rankSources[from]
+// No detector calls it: the Python reference never reads these variables
+// (docs/compatibility.md#divergence-rank-from).
+func Ranks(env environ.Lookuper, from string) (kvs []attribute.KeyValue, warnings []string) {
+	names, ok := rankVariables[from]
 	if !ok {
 		return nil, []string{fmt.Sprintf("unknown rank source %q (want %s)", from, strings.Join(RankSources(), ", "))}
 	}
