@@ -179,3 +179,30 @@ func TestRankVariablesOnlyInDetect(t *testing.T) {
 		}
 	}
 }
+
+// TestPythonTextRulesOnlyInPytext: Python's str.strip whitespace, the strict
+// integer rule and Python's int() (docs/compatibility.md#whitespace,
+// #integer-rule, #python-int) are implemented once, in internal/pytext; no
+// other package declares (or re-exports) a function of that name.
+func TestPythonTextRulesOnlyInPytext(t *testing.T) {
+	t.Parallel()
+	names := []string{"IsSpace", "TrimSpace", "ParseInt", "IsIntSpace", "TrimIntSpace", "IntText",
+		"isPyIntSpace", "trimPyIntSpace", "pyIntText", "pyInt"}
+	found := 0
+	for path, f := range shippedFiles(t) {
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !slices.Contains(names, fn.Name.Name) {
+				continue
+			}
+			if strings.HasPrefix(path, "internal/pytext/") {
+				found++
+				continue
+			}
+			t.Errorf("%s declares %s; the Python text rules live in internal/pytext", path, fn.Name.Name)
+		}
+	}
+	if found < 5 {
+		t.Errorf("internal/pytext declares %d of %v: the check no longer sees them", found, names)
+	}
+}

@@ -122,30 +122,6 @@ func TestVectorsExtend(t *testing.T) {
 	}
 }
 
-func TestVectorsInteger(t *testing.T) {
-	for _, v := range testvectors.ForOp(t, "integer") {
-		t.Run(v.ID, func(t *testing.T) {
-			var in string
-			if err := json.Unmarshal(v.Input, &in); err != nil {
-				t.Fatal(err)
-			}
-			want, reject, err := v.ExpectedValue()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := carrier.ParseInt(in)
-			switch {
-			case reject && err == nil:
-				t.Errorf("ParseInt(%q) = %d, want rejection", in, got)
-			case reject && !errors.Is(err, carrier.ErrNotInteger):
-				t.Errorf("ParseInt(%q) error %v does not wrap ErrNotInteger", in, err)
-			case !reject && (err != nil || got != want.AsInt64()):
-				t.Errorf("ParseInt(%q) = %d, %v; want %d", in, got, err, want.AsInt64())
-			}
-		})
-	}
-}
-
 func TestVectorsSet(t *testing.T) {
 	for _, v := range testvectors.ForOp(t, "set") {
 		t.Run(v.ID, func(t *testing.T) {

@@ -120,8 +120,8 @@
 // # Integer rule
 //
 // slurm.array.count, slurm.nnodes, slurm.ntasks, slurm.restart_count (carrier
-// and local values) and the DL/GPU integer fields use the strict rule of
-// carrier.ParseInt: after trimming with Python's str.strip set, [+-]?[0-9]+
+// and local values), the DL/GPU integer fields and [Ranks] use the strict
+// integer rule: after trimming with Python's str.strip set, [+-]?[0-9]+
 // with ASCII digits only, within int64 (docs/compatibility.md#integer-rule).
 // The result is an int64 attribute. The local rank of [GPU] is read with
 // Python's int() instead (docs/compatibility.md#python-int).

@@ -6,8 +6,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -65,7 +65,7 @@ func Ranks(env environ.Lookuper, from string) (kvs []attribute.KeyValue, warning
 			warnings = append(warnings, fmt.Sprintf("rank from %s: %s is not set; %s not set", from, name, keys[i]))
 			continue
 		}
-		n, err := carrier.ParseInt(raw)
+		n, err := pytext.ParseInt(raw)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("rank from %s: %s=%q is not a base-10 integer; %s not set", from, name, raw, keys[i]))
 			continue
