@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nemolens/lens-go/environ"
-
 	lens "github.com/nemolens/lens-go"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/pytext"
 )
 

@@ -7,10 +7,9 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/process"
-
-	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/internal/pytext"
 )
 

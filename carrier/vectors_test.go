@@ -9,10 +9,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/testvectors"
 )
 

@@ -5,11 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/nemolens/lens-go/detect"
-	"github.com/nemolens/lens-go/environ"
-
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/internal/testvectors"
 	"github.com/nemolens/lens-go/lensconv"

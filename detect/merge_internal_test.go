@@ -5,10 +5,9 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/lensconv"
-
 	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/internal/testvectors"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 func TestVectorsMerge(t *testing.T) {
