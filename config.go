@@ -116,7 +116,7 @@ type ConfigError = telemetry.ConfigError
 //
 // For each key K of ENABLED, TRACES_ENABLED, METRICS_ENABLED, LOGS_ENABLED,
 // SPAN_GROUPS, EXPORTER, RUN_ID and USER_ID (→ User) it reads <prefix>_K,
-// trimmed with the Python whitespace set ([carrier.TrimSpace]); when that is
+// trimmed with the Python whitespace set (docs/compatibility.md#whitespace); when that is
 // empty (or absent) it reads <fallback prefix>_K the same way (when
 // [WithFallbackPrefix] is given); when that is empty too the field keeps
 // its default. The prefix is [DefaultPrefix] ("NEMO_LENS") unless

@@ -5,10 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nemolens/lens-go/environ"
-
 	lens "github.com/nemolens/lens-go"
-	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/pytext"
 )
 
 type fromEnvCase struct {
@@ -167,7 +166,7 @@ func FuzzFromEnvBool(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, value string) {
 		cfg, err := lens.FromEnv(lens.WithEnv(environ.Map{"X_ENABLED": value}), lens.WithPrefix("X"))
-		trimmed := strings.ToLower(carrier.TrimSpace(value))
+		trimmed := strings.ToLower(pytext.TrimSpace(value))
 		switch trimmed {
 		case "", "0", "false", "no", "off":
 			if err != nil || cfg.Enabled {

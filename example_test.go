@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
 )
 
 // exampleHost injects fixed host facts, so the examples do not depend on

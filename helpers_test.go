@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nemolens/lens-go/environ"
-
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -19,6 +17,7 @@ import (
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
 )
 
 // logRecord is one captured slog record.

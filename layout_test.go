@@ -1,9 +1,15 @@
 package lens_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -93,5 +99,174 @@ func TestCLIDoesNotLinkMetricsOrLogs(t *testing.T) {
 			strings.HasPrefix(dep, "go.opentelemetry.io/proto/otlp/logs") {
 			t.Errorf("lens links %s", dep)
 		}
+	}
+}
+
+// shippedFiles parses the non-test Go files of the main module that are not
+// test support (the packages TestShippedCodeHasNoTestSupport lists), for
+// every platform, and returns them by slash-separated path. Nested modules
+// (e2e, tools/...) and testdata are skipped.
+func shippedFiles(t *testing.T) map[string]*ast.File {
+	t.Helper()
+	testSupport := []string{"internal/testvectors", "internal/collectortest", "internal/faulttest", "internal/scalegen", "internal/callgrind"}
+	files := map[string]*ast.File{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		slashed := filepath.ToSlash(path)
+		if d.IsDir() {
+			if path == "." {
+				return nil
+			}
+			name := d.Name()
+			if strings.HasPrefix(name, ".") || name == "testdata" || slices.Contains(testSupport, slashed) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir // another module
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		files[slashed] = f
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 50 {
+		t.Fatalf("only %d shipped Go files found", len(files))
+	}
+	return files
+}
+
+// TestRankVariablesOnlyInDetect: the launcher variables that give the ranks
+// (docs/detection.md#detect-ranks) are named, as Go string constants, only
+// in package detect, beside the detectors: not in internal/telemetry, the
+// lens command or the root package, which call detect.Ranks.
+func TestRankVariablesOnlyInDetect(t *testing.T) {
+	t.Parallel()
+	rankVariables := []string{"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "RANK", "WORLD_SIZE", "LOCAL_RANK", "JOB_COMPLETION_INDEX"}
+	seen := map[string]bool{}
+	for path, f := range shippedFiles(t) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil || !slices.Contains(rankVariables, v) {
+				return true
+			}
+			seen[v] = true
+			if !strings.HasPrefix(path, "detect/") {
+				t.Errorf("%s names the rank variable %s; it belongs in package detect", path, v)
+			}
+			return true
+		})
+	}
+	for _, v := range rankVariables {
+		if !seen[v] {
+			t.Errorf("no shipped file names %s: the check no longer sees the rank variables", v)
+		}
+	}
+}
+
+// TestPythonTextRulesOnlyInPytext: Python's str.strip whitespace, the strict
+// integer rule and Python's int() (docs/compatibility.md#whitespace,
+// #integer-rule, #python-int) are implemented once, in internal/pytext; no
+// other package declares (or re-exports) a function of that name.
+func TestPythonTextRulesOnlyInPytext(t *testing.T) {
+	t.Parallel()
+	names := []string{"IsSpace", "TrimSpace", "ParseInt", "IsIntSpace", "TrimIntSpace", "IntText",
+		"isPyIntSpace", "trimPyIntSpace", "pyIntText", "pyInt"}
+	found := 0
+	for path, f := range shippedFiles(t) {
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !slices.Contains(names, fn.Name.Name) {
+				continue
+			}
+			if strings.HasPrefix(path, "internal/pytext/") {
+				found++
+				continue
+			}
+			t.Errorf("%s declares %s; the Python text rules live in internal/pytext", path, fn.Name.Name)
+		}
+	}
+	if found < 5 {
+		t.Errorf("internal/pytext declares %d of %v: the check no longer sees them", found, names)
+	}
+}
+
+// importGroupingPending lists files whose imports another branch regroups
+// (cmd/lens/exec*.go belongs to the lens exec rewrite); remove an entry once
+// its file follows the rule.
+var importGroupingPending = []string{"cmd/lens/exec_test.go"}
+
+// TestImportGrouping: in every Go file of the repository (all modules),
+// lens-go's own imports (github.com/nemolens/lens-go/...) form one group,
+// the last one, after the standard library and third-party groups.
+func TestImportGrouping(t *testing.T) {
+	t.Parallel()
+	const own = "github.com/nemolens/lens-go"
+	checked := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		slashed := filepath.ToSlash(path)
+		if !strings.HasSuffix(path, ".go") || slices.Contains(importGroupingPending, slashed) {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		checked++
+		// groups[i] lists whether each import of blank-line group i is lens-go's.
+		var groups [][]bool
+		prevEnd := -1
+		for _, spec := range f.Imports {
+			start := spec.Pos()
+			if spec.Doc != nil {
+				start = spec.Doc.Pos()
+			}
+			if line := fset.Position(start).Line; prevEnd < 0 || line > prevEnd+1 {
+				groups = append(groups, nil)
+			}
+			prevEnd = fset.Position(spec.End()).Line
+			p, _ := strconv.Unquote(spec.Path.Value)
+			groups[len(groups)-1] = append(groups[len(groups)-1], p == own || strings.HasPrefix(p, own+"/"))
+		}
+		for i, g := range groups {
+			hasOwn, allOwn := slices.Contains(g, true), !slices.Contains(g, false)
+			if hasOwn && (!allOwn || i != len(groups)-1) {
+				t.Errorf("%s: lens-go's imports must be one group, the last one, alone (import group %d of %d mixes or precedes others)", slashed, i+1, len(groups))
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Errorf("only %d Go files checked", checked)
 	}
 }

@@ -179,11 +179,11 @@ func WithFallbackPrefix(prefix string) Option {
 // Launchers whose variables [WithRankFrom] reads.
 const (
 	// RankFromSlurm reads SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID.
-	RankFromSlurm = telemetry.RankFromSlurm
+	RankFromSlurm = detect.RankFromSlurm
 	// RankFromTorchrun reads RANK, WORLD_SIZE and LOCAL_RANK.
-	RankFromTorchrun = telemetry.RankFromTorchrun
+	RankFromTorchrun = detect.RankFromTorchrun
 	// RankFromK8sIndex reads JOB_COMPLETION_INDEX (an Indexed Job; rank only).
-	RankFromK8sIndex = telemetry.RankFromK8sIndex
+	RankFromK8sIndex = detect.RankFromK8sIndex
 )
 
 // WithRankFrom takes nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from

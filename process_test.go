@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nemolens/lens-go/internal/collectortest"
-
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -21,6 +19,7 @@ import (
 
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/internal/collectortest"
 )
 
 // Some behaviour depends on the real process environment: the OpenTelemetry

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/testvectors"
 	"github.com/nemolens/lens-go/lensconv"
 )

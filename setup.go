@@ -183,8 +183,8 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.t.RankFrom != "" && !telemetry.ValidRankFrom(o.t.RankFrom) {
-		return nil, fmt.Errorf("lens: WithRankFrom(%q): want one of %s", o.t.RankFrom, strings.Join(telemetry.RankSources(), ", "))
+	if o.t.RankFrom != "" && !detect.ValidRankFrom(o.t.RankFrom) {
+		return nil, fmt.Errorf("lens: WithRankFrom(%q): want one of %s", o.t.RankFrom, strings.Join(detect.RankSources(), ", "))
 	}
 	if err := acquire(o.allowReinit); err != nil {
 		return nil, err

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"go.opentelemetry.io/otel"
 	lognoop "go.opentelemetry.io/otel/log/noop"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
@@ -23,6 +21,7 @@ import (
 
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/lensconv"
 )
 

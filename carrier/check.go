@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/internal/pytext"
 )
 
 // segments calls fn for every segment of text (none for ""), as Parse splits
@@ -16,7 +17,7 @@ func segments(text string, fn func(seg, key, rawValue string, ok bool)) {
 	for {
 		seg, rest, more := strings.Cut(text, ",")
 		k, v, found := strings.Cut(seg, "=")
-		k = TrimSpace(k)
+		k = pytext.TrimSpace(k)
 		fn(seg, k, v, found && k != "")
 		if !more {
 			return
@@ -62,7 +63,7 @@ func DuplicateKeys(text string) []string {
 func Malformed(text string) []string {
 	var bad []string
 	segments(text, func(seg, _, _ string, ok bool) {
-		if !ok && TrimSpace(seg) != "" {
+		if !ok && pytext.TrimSpace(seg) != "" {
 			bad = append(bad, seg)
 		}
 	})

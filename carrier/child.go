@@ -16,6 +16,7 @@ import (
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/envprop"
 	"github.com/nemolens/lens-go/internal/process"
+	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -136,13 +137,13 @@ func ChildEnv(ctx context.Context, overrides *attr.Map, opts ...ChildOption) ([]
 			continue
 		}
 		if v, ok := strings.CutPrefix(kv, process.RunIDEnv+"="); ok {
-			runID, runIDEntry = TrimSpace(v), kv
+			runID, runIDEntry = pytext.TrimSpace(v), kv
 			continue
 		}
 		out = append(out, kv)
 	}
 	if runID == "" {
-		runID = process.RunID(environ.FromList(list), TrimSpace)
+		runID = process.RunID(environ.FromList(list), pytext.TrimSpace)
 		runIDEntry = process.RunIDEnv + "=" + runID
 	}
 	out = append(out, runIDEntry)
@@ -210,7 +211,7 @@ func childInstanceID(m *attr.Map, runID string) (string, bool) {
 		return "", false
 	}
 	if rank.Kind() == attr.KindString {
-		if n, err := ParseInt(rank.AsString()); err == nil {
+		if n, err := pytext.ParseInt(rank.AsString()); err == nil {
 			rank = attr.Int64(n)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/internal/logx"
+	"github.com/nemolens/lens-go/internal/pytext"
 )
 
 // EnvVar is the name of the carrier variable.
@@ -48,7 +49,7 @@ func (d Dropped) String() string { return fmt.Sprintf("%q: %v", d.Key, d.Err) }
 //     syntax);
 //   - a segment without '=' is skipped, and so is a blank one;
 //   - key = the part before the first '=', trimmed with Python's str.strip
-//     set ([TrimSpace]), never percent-decoded; a segment whose key is
+//     set (docs/compatibility.md#whitespace), never percent-decoded; a segment whose key is
 //     empty is skipped;
 //   - value = everything after the first '=' (it may contain more '='),
 //     trimmed, then percent-decoded ([Decode]), so an encoded space at
@@ -96,8 +97,8 @@ func parseInto(m *attr.Map, text string) {
 			seg, rest = text[:i], text[i+1:]
 		}
 		if eq := strings.IndexByte(seg, '='); eq >= 0 {
-			if k := TrimSpace(seg[:eq]); k != "" {
-				m.Set(k, attr.String(Decode(TrimSpace(seg[eq+1:]))))
+			if k := pytext.TrimSpace(seg[:eq]); k != "" {
+				m.Set(k, attr.String(Decode(pytext.TrimSpace(seg[eq+1:]))))
 			}
 		}
 		if len(seg) == len(text) {
@@ -112,7 +113,7 @@ func parseInto(m *attr.Map, text string) {
 // order:
 //
 //   - a null value is skipped silently (before any other check);
-//   - the key is trimmed ([TrimSpace]); an empty key or one containing ','
+//   - the key is trimmed (docs/compatibility.md#whitespace); an empty key or one containing ','
 //     or '=' is dropped ([ErrKeyNotCarried]); other characters (spaces
 //     inside, '%', non-ASCII) are kept verbatim, never encoded;
 //   - the value is stringified ([attr.Value.Text]: True/False, base-10
@@ -170,7 +171,7 @@ func format(m *attr.Map, logger *slog.Logger) (string, []Dropped) {
 		if v.IsNull() {
 			continue
 		}
-		name := TrimSpace(key)
+		name := pytext.TrimSpace(key)
 		if err := checkName(name); err != nil {
 			dropped = append(dropped, drop(logger, key, err))
 			continue

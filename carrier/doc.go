@@ -21,7 +21,8 @@
 //
 // A carrier is "key=value" segments joined with ','. [Parse] splits on every
 // ',', cuts at the first '=', trims keys and values with Python's str.strip
-// whitespace set ([TrimSpace]: Go's unicode.IsSpace plus U+001C–U+001F),
+// whitespace set (Go's unicode.IsSpace plus U+001C–U+001F,
+// docs/compatibility.md#whitespace),
 // never decodes keys, and percent-decodes values with [Decode]; malformed
 // segments are skipped silently and a repeated key keeps its first position
 // with its last value. [Format] stringifies values as Python does (True and
@@ -75,8 +76,9 @@
 //
 // These are intentional:
 //
-//   - Integers are int64. [ParseInt] rejects values outside
-//     [-2^63, 2^63-1], which Python's unbounded int accepts.
+//   - Integers are int64. The integer rule (docs/compatibility.md#integer-rule)
+//     rejects values outside [-2^63, 2^63-1], which Python's unbounded int
+//     accepts.
 //   - Strings are bytes. Raw bytes that are not valid UTF-8 (possible in a
 //     Go environment) are passed through by [Parse] verbatim, never trimmed
 //     and never replaced; [Format] drops a string value that is not valid

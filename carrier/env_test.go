@@ -4,10 +4,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
 )
 
 func TestGetSet(t *testing.T) {

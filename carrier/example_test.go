@@ -7,10 +7,9 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
 )
 
 func ExampleParse() {

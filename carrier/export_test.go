@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/internal/pytext"
 )
 
 // The implementations of Decode, Parse, Format and DuplicateKeys as they were
@@ -30,11 +31,11 @@ func oldParse(text string) *attr.Map {
 		if !ok {
 			continue
 		}
-		k = TrimSpace(k)
+		k = pytext.TrimSpace(k)
 		if k == "" {
 			continue
 		}
-		m.Set(k, attr.String(oldDecode(TrimSpace(v))))
+		m.Set(k, attr.String(oldDecode(pytext.TrimSpace(v))))
 	}
 	return m
 }
@@ -46,7 +47,7 @@ func oldDuplicateKeys(text string) []string {
 	var seen, dups []string
 	for seg := range strings.SplitSeq(text, ",") {
 		k, _, found := strings.Cut(seg, "=")
-		key := TrimSpace(k)
+		key := pytext.TrimSpace(k)
 		if !found || key == "" {
 			continue
 		}
@@ -75,7 +76,7 @@ func oldFormat(m *attr.Map) (string, []Dropped) {
 		if v.IsNull() {
 			continue
 		}
-		name := TrimSpace(key)
+		name := pytext.TrimSpace(key)
 		// The NUL rule is the one intended change of behaviour.
 		if name == "" || strings.ContainsAny(name, ",=") || strings.IndexByte(name, 0) >= 0 {
 			dropped = append(dropped, drop(nil, key, ErrKeyNotCarried))

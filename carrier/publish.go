@@ -7,10 +7,10 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/process"
-
-	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/internal/pytext"
 )
 
 // Set formats attrs and stores the text in env's carrier variable (nil: the
@@ -153,11 +153,11 @@ func (p *Publication) End() error {
 // setRunID sets NEMO_LENS_RUN_ID when env has no non-empty one.
 func (p *Publication) setRunID() error {
 	v, ok := p.env.LookupEnv(process.RunIDEnv)
-	if TrimSpace(v) != "" {
+	if pytext.TrimSpace(v) != "" {
 		return nil
 	}
 	p.runID, p.prevRunID, p.hadRunID = true, v, ok
-	if err := p.env.Setenv(process.RunIDEnv, process.RunID(p.env, TrimSpace)); err != nil {
+	if err := p.env.Setenv(process.RunIDEnv, process.RunID(p.env, pytext.TrimSpace)); err != nil {
 		return fmt.Errorf("carrier: set %s: %w", process.RunIDEnv, err)
 	}
 	return nil

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
 )
 
 // state renders the carrier variable of env: its quoted value or <unset>.

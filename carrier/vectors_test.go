@@ -9,10 +9,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/testvectors"
 )
 
@@ -117,30 +116,6 @@ func TestVectorsExtend(t *testing.T) {
 			}
 			if !slices.Equal(droppedKeys(dropped), wantDropped(v)) {
 				t.Errorf("dropped %v, want %v", droppedKeys(dropped), wantDropped(v))
-			}
-		})
-	}
-}
-
-func TestVectorsInteger(t *testing.T) {
-	for _, v := range testvectors.ForOp(t, "integer") {
-		t.Run(v.ID, func(t *testing.T) {
-			var in string
-			if err := json.Unmarshal(v.Input, &in); err != nil {
-				t.Fatal(err)
-			}
-			want, reject, err := v.ExpectedValue()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := carrier.ParseInt(in)
-			switch {
-			case reject && err == nil:
-				t.Errorf("ParseInt(%q) = %d, want rejection", in, got)
-			case reject && !errors.Is(err, carrier.ErrNotInteger):
-				t.Errorf("ParseInt(%q) error %v does not wrap ErrNotInteger", in, err)
-			case !reject && (err != nil || got != want.AsInt64()):
-				t.Errorf("ParseInt(%q) = %d, %v; want %d", in, got, err, want.AsInt64())
 			}
 		})
 	}

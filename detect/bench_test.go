@@ -8,13 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nemolens/lens-go/detect"
-	"github.com/nemolens/lens-go/environ"
-
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/scalegen"
 	"github.com/nemolens/lens-go/lensconv"
 )

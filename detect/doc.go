@@ -82,6 +82,21 @@
 //	k8s.container.name  string  K8S_CONTAINER_NAME
 //	k8s.job.name        string  K8S_JOB_NAME
 //
+// [Ranks] (docs/detection.md#detect-ranks; on request only, never called by
+// [All] or a detector) reads nv.dl.rank, nv.dl.world_size and
+// nv.dl.local_rank, as int64 by the strict integer rule, from the variables
+// of the launcher the caller names:
+//
+//	Launcher   nv.dl.rank            nv.dl.world_size  nv.dl.local_rank
+//	slurm      SLURM_PROCID          SLURM_NTASKS      SLURM_LOCALID
+//	torchrun   RANK                  WORLD_SIZE        LOCAL_RANK
+//	k8s-index  JOB_COMPLETION_INDEX  -                 -
+//
+// The launcher names are [RankFromSlurm], [RankFromTorchrun] and
+// [RankFromK8sIndex] ([RankSources], [ValidRankFrom]). A variable that is
+// absent, empty or not an integer, and an unknown launcher, give no
+// attribute and a warning.
+//
 // [All] = local, then Slurm, then Kubernetes; a later layer overwrites
 // equal keys; host.name is always present (docs/detection.md#detect-all).
 //
@@ -105,8 +120,8 @@
 // # Integer rule
 //
 // slurm.array.count, slurm.nnodes, slurm.ntasks, slurm.restart_count (carrier
-// and local values) and the DL/GPU integer fields use the strict rule of
-// carrier.ParseInt: after trimming with Python's str.strip set, [+-]?[0-9]+
+// and local values), the DL/GPU integer fields and [Ranks] use the strict
+// integer rule: after trimming with Python's str.strip set, [+-]?[0-9]+
 // with ASCII digits only, within int64 (docs/compatibility.md#integer-rule).
 // The result is an int64 attribute. The local rank of [GPU] is read with
 // Python's int() instead (docs/compatibility.md#python-int).

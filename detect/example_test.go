@@ -6,12 +6,11 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/nemolens/lens-go/detect"
-	"github.com/nemolens/lens-go/environ"
-
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
 )
 
 func ExampleJobUUID() {

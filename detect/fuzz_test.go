@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/nemolens/lens-go/detect"
-	"github.com/nemolens/lens-go/environ"
-
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/internal/testvectors"
 	"github.com/nemolens/lens-go/lensconv"
 )
@@ -93,7 +93,7 @@ func FuzzDetect(f *testing.F) {
 		n, _ := detect.Normalize(carrier.Parse(otel))
 		for k, v := range n.All() {
 			if lensconv.IsIntegerKey(k) && v.Kind() == attr.KindString {
-				if _, err := carrier.ParseInt(v.AsString()); err == nil {
+				if _, err := pytext.ParseInt(v.AsString()); err == nil {
 					t.Errorf("%s=%q left a valid integer as a string", k, v.AsString())
 				}
 			}

@@ -9,11 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"github.com/nemolens/lens-go/attr"
-	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/logx"
+	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -86,14 +85,14 @@ func GPU(ctx context.Context, opts ...Option) *attr.Map {
 	} else {
 		for _, name := range [...]string{envLocalRank, envSlurmLocalID} {
 			if v, ok := environ.NonEmpty(env, name); ok {
-				rank, _ = pyInt(v) // failure → 0
+				rank, _ = pytext.Int(v) // failure → 0
 				break
 			}
 		}
 	}
 	physical := rank
 	cvd, _ := env.LookupEnv(envCUDAVisibleDevices)
-	if cvd = carrier.TrimSpace(cvd); cvd != "" {
+	if cvd = pytext.TrimSpace(cvd); cvd != "" {
 		items := strings.Split(cvd, ",")
 		i := rank
 		if i < 0 {
@@ -103,7 +102,7 @@ func GPU(ctx context.Context, opts ...Option) *attr.Map {
 			return fail(fmt.Sprintf("local rank %d is outside CUDA_VISIBLE_DEVICES=%q", rank, cvd))
 		}
 		var ok bool
-		if physical, ok = pyInt(carrier.TrimSpace(items[i])); !ok {
+		if physical, ok = pytext.Int(pytext.TrimSpace(items[i])); !ok {
 			return fail(fmt.Sprintf("CUDA_VISIBLE_DEVICES item %q is not an integer index", items[i]))
 		}
 	}
@@ -195,7 +194,7 @@ func (n NvidiaSMI) Query(ctx context.Context) (NVML, error) {
 	}
 	snap := &smiSnapshot{devices: map[int]smiDevice{}}
 	for line := range lines {
-		if carrier.TrimSpace(line) == "" {
+		if pytext.TrimSpace(line) == "" {
 			continue
 		}
 		cols := strings.Split(line, ",")

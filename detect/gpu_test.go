@@ -4,10 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
-
-	"github.com/nemolens/lens-go/attr"
 )
 
 func fakeDevices(n int) fakeNVML {

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/nemolens/lens-go/attr"
-	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/internal/logx"
+	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -88,7 +88,7 @@ func localInto(ctx context.Context, c *config, m *attr.Map) {
 
 // countVisibleDevices is host.gpu.count for a present CUDA_VISIBLE_DEVICES.
 func countVisibleDevices(v string) int {
-	if carrier.TrimSpace(v) == "" {
+	if pytext.TrimSpace(v) == "" {
 		return 0
 	}
 	return strings.Count(v, ",") + 1

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
-
-	"github.com/nemolens/lens-go/attr"
 )
 
 func fixedHost() (string, error) { return "node07", nil }

@@ -5,9 +5,9 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
-	"github.com/nemolens/lens-go/lensconv"
-
+	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/internal/testvectors"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 func TestVectorsMerge(t *testing.T) {
@@ -70,7 +70,7 @@ func FuzzInheritedValues(f *testing.F) {
 				continue
 			}
 			if lensconv.IsSlurmIntegerKey(k) {
-				n, err := carrier.ParseInt(s)
+				n, err := pytext.ParseInt(s)
 				if err != nil {
 					nRejected++
 					continue
@@ -89,4 +89,18 @@ func FuzzInheritedValues(f *testing.F) {
 			t.Errorf("mayHoldInherited(%q) = false", text)
 		}
 	})
+}
+
+func TestMergeOverwrite(t *testing.T) {
+	base := mapOf("a", "1", "b", "", "c", "3")
+	add := mapOf("a", "x", "b", "y", "d", "", "e", "5")
+	if got, want := merge(base, add, true), mapOf("a", "x", "c", "3", "b", "y", "e", "5"); !got.Equal(want) {
+		t.Errorf("overwrite: got %v, want %v", got, want)
+	}
+	if got, want := merge(base, add, false), mapOf("a", "1", "c", "3", "b", "y", "e", "5"); !got.Equal(want) {
+		t.Errorf("no overwrite: got %v, want %v", got, want)
+	}
+	if got := merge(nil, nil, false); got.Len() != 0 {
+		t.Errorf("nil inputs: %v", got)
+	}
 }

@@ -4,8 +4,8 @@ import (
 	"log/slog"
 
 	"github.com/nemolens/lens-go/attr"
-	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/internal/logx"
+	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -76,7 +76,7 @@ func normalizeInt(v attr.Value) (int64, bool) {
 	case attr.KindInt64:
 		return v.AsInt64(), true
 	case attr.KindString:
-		n, err := carrier.ParseInt(v.AsString())
+		n, err := pytext.ParseInt(v.AsString())
 		return n, err == nil
 	}
 	return 0, false

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/internal/pytext"
 )
 
 // DefaultNvidiaSMITimeout bounds every nvidia-smi run: 5 seconds, as the
@@ -180,7 +180,7 @@ func readCapped(r io.Reader, limit int, onExceed func()) cappedOutput {
 // does: it must be valid UTF-8 (else there is no count), and its universal
 // newlines make "\n", "\r\n" and a lone "\r" the only line breaks ("\v",
 // "\f", U+001C-U+001E, U+0085, U+2028 and U+2029 break no line). Each line is
-// stripped of Python whitespace ([carrier.TrimSpace]), which does include
+// stripped of Python whitespace (docs/compatibility.md#whitespace), which does include
 // those characters; blank lines are skipped, and every other line is a
 // record and must be a base-10 integer: one or more ASCII digits 0-9,
 // without sign. So "1\v2" is one line, not an integer: no count.
@@ -256,7 +256,7 @@ func countGPURecords(out []byte) (int, bool) {
 	}
 	count := 0
 	for line := range lines {
-		line = carrier.TrimSpace(line)
+		line = pytext.TrimSpace(line)
 		if line == "" {
 			continue
 		}

@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/nemolens/lens-go/detect"
-	"github.com/nemolens/lens-go/environ"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
 )
 
 func attrsOf(r *resource.Resource) map[attribute.Key]attribute.Value {

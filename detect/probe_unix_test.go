@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
-
-	"github.com/nemolens/lens-go/attr"
 )
 
 // fakeTool writes an executable shell script into a temporary directory and

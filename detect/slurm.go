@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/logx"
+	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -162,11 +162,11 @@ func inheritedValues(dst []attr.Entry, text string) ([]attr.Entry, []rejection) 
 		if !ok {
 			continue
 		}
-		k = carrier.TrimSpace(k)
+		k = pytext.TrimSpace(k)
 		if !lensconv.IsInheritedKey(k) {
 			continue
 		}
-		v := attr.String(carrier.Decode(carrier.TrimSpace(raw)))
+		v := attr.String(carrier.Decode(pytext.TrimSpace(raw)))
 		i := start
 		for i < len(dst) && dst[i].Key != k {
 			i++
@@ -186,7 +186,7 @@ func inheritedValues(dst []attr.Entry, text string) ([]attr.Entry, []rejection) 
 			continue
 		}
 		if lensconv.IsSlurmIntegerKey(e.Key) {
-			n, err := carrier.ParseInt(s)
+			n, err := pytext.ParseInt(s)
 			if err != nil {
 				rejected = append(rejected, rejection{key: e.Key, value: s})
 				continue
@@ -309,10 +309,10 @@ func (d *slurmDeriver) integer(key string, def int64, hasDefault bool, names ...
 		if !ok {
 			continue
 		}
-		n, err := carrier.ParseInt(v)
+		n, err := pytext.ParseInt(v)
 		if err != nil {
 			reason := name + "=" + strconv.Quote(v) + " is not a base-10 integer"
-			if py, ok := pyIntText(v); ok {
+			if py, ok := pytext.IntText(v); ok {
 				// "1_0", non-ASCII digits, beyond int64: the reference's
 				// local derivation (Python int()) would have read py.
 				reason += " (the Python reference's int() reads " + py + "; lens applies the strict integer rule to local values too)"
@@ -329,7 +329,7 @@ func (d *slurmDeriver) integer(key string, def int64, hasDefault bool, names ...
 		source := ""
 		if d.explain {
 			source = "env " + name
-			if _, ok := pyIntText(v); !ok {
+			if _, ok := pytext.IntText(v); !ok {
 				// U+001C–U+001F at the edges: str.strip (the strict rule's
 				// trim) removes them, Python's int() does not.
 				d.notes = append(d.notes, omission{key, name + "=" + strconv.Quote(v) + " is read as " +

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -49,7 +50,8 @@ func (r reasonRecorder) all() []string {
 // integers follow the strict integer rule (as carrier values do), where the
 // Python reference's local derivation calls int(). The two columns are what
 // lens emits for slurm.ntasks and what Python's int() reads (computed with
-// pyIntText, whose own rows are checked against CPython in TestPyIntText);
+// pytext.IntText, whose own rows are checked against CPython in
+// internal/pytext's TestIntText);
 // where they differ, the explanation (and, for a rejected value, the DEBUG
 // message) names the reference's result.
 func TestSlurmLocalIntegerRule(t *testing.T) {
@@ -82,7 +84,7 @@ func TestSlurmLocalIntegerRule(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			// The Python column.
-			py, ok := pyIntText(c.value)
+			py, ok := pytext.IntText(c.value)
 			if c.python == "" {
 				if ok {
 					t.Errorf("int(%q) = %s, want ValueError", c.value, py)

@@ -4,10 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
-
-	"github.com/nemolens/lens-go/attr"
 )
 
 // m builds an expected map from alternating keys and values; a value is a

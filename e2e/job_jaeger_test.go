@@ -352,7 +352,7 @@ func attrString(rec worker.Record, key string) (string, bool) {
 // `srun -N1 -n2 lens exec --rank-from slurm -- worker`, with no
 // NEMO_LENS_RUN_ID and no carrier in the submitter environment. Each task's
 // lens exec takes nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from
-// SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID (docs/compatibility.md#divergence-rank-from),
+// SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID (docs/detection.md#detect-ranks),
 // so the ranks come from Slurm itself. The run id is the job id
 // (SLURM_JOB_ID, first in the fill-in), which lens exec hands to the
 // worker. Asserted from Jaeger: per task one trace, the worker CHILD_OF the

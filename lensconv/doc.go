@@ -75,7 +75,8 @@
 // # Deep-learning participant
 //
 // Lens never derives these from RANK, WORLD_SIZE or LOCAL_RANK by default
-// (only lens.WithRankFrom asks it to); they come from the caller or the
+// (only lens.WithRankFrom and lens exec --rank-from ask it to: detect.Ranks,
+// docs/detection.md#detect-ranks); they come from the caller or the
 // carrier, and type reconstruction turns carrier text into integers with
 // the strict integer rule (docs/detection.md#type-reconstruction-keys,
 // docs/compatibility.md#integer-rule).

@@ -257,6 +257,7 @@
 //	                     a missing or invalid variable is reported on stderr
 //	                     and its key left out. Opt-in: the Python reference
 //	                     never reads these variables
+//	                     (docs/detection.md#detect-ranks)
 //	--command-args       record every argument in the span
 //	                     (process.command_args); off by default, because
 //	                     arguments may hold secrets

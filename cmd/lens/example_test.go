@@ -5,9 +5,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
 )
 
 func Example_carrierParse() {

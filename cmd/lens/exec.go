@@ -113,7 +113,7 @@ unchanged.`,
 		var attrs attrList
 		fs.Var(&attrs, "attr", "set carrier attribute `KEY=VALUE` for the command (a string override; repeatable)")
 		role := fs.String("role", "", "set nv.dl.role to `ROLE` for the command (after --attr)")
-		rankFrom := choiceFlag(fs, "rank-from", "", "take nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from the `launcher`'s variables: slurm, torchrun or k8s-index", telemetry.RankSources()...)
+		rankFrom := choiceFlag(fs, "rank-from", "", "take nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from the `launcher`'s variables: slurm, torchrun or k8s-index", detect.RankSources()...)
 		commandArgs := fs.Bool("command-args", false, "record every argument of the command in the span (process.command_args); they may hold secrets")
 		flush := fs.Duration("flush-timeout", defaultFlushTimeout, "spend at most `D` (a duration) shutting telemetry down after the command exits")
 		signals := choiceFlag(fs, "signals", supervise.ModeAuto.String(), "how signals reach the command: `auto` (direct inside a Slurm job, else relay), relay (lens passes on every signal it receives; the command leads its own process group) or direct (the command shares lens's process group; lens passes nothing on)",
@@ -128,7 +128,7 @@ unchanged.`,
 			mode, _ := supervise.ParseMode(signals.value) // the flag accepts valid modes only
 			x := execRun{args: args, overrides: &attr.Map{}, rankFrom: rankFrom.value, commandArgs: *commandArgs, flush: *flush, mode: mode}
 			if x.rankFrom != "" {
-				kvs, warnings := telemetry.RankAttributes(a.env, x.rankFrom)
+				kvs, warnings := detect.Ranks(a.env, x.rankFrom)
 				for _, w := range warnings {
 					fmt.Fprintf(a.stderr, "lens exec: %s\n", w)
 				}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/nemolens/lens-go/attr"
-	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/internal/pytext"
 )
 
 // choice is a string flag restricted to a set of values.
@@ -63,7 +63,7 @@ func (l *keyList) String() string { return strings.Join(*l, ",") }
 
 func (l *keyList) Set(s string) error {
 	for k := range strings.SplitSeq(s, ",") {
-		if k = carrier.TrimSpace(k); k != "" {
+		if k = pytext.TrimSpace(k); k != "" {
 			*l = append(*l, k)
 		}
 	}

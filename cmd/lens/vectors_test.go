@@ -14,11 +14,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/testvectors"
 )
 

@@ -14,8 +14,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/pytext"
 )
 
 // Defaults of the configuration.
@@ -96,11 +96,11 @@ func FromEnv(env environ.Lookuper, prefix, fallbackPrefix string) (Config, error
 	get := func(key string) (name, raw, value string) {
 		name = prefix + "_" + key
 		raw, _ = env.LookupEnv(name)
-		value = carrier.TrimSpace(raw)
+		value = pytext.TrimSpace(raw)
 		if value == "" && fallbackPrefix != "" {
 			name = fallbackPrefix + "_" + key
 			raw, _ = env.LookupEnv(name)
-			value = carrier.TrimSpace(raw)
+			value = pytext.TrimSpace(raw)
 		}
 		return name, raw, value
 	}
@@ -131,8 +131,8 @@ func FromEnv(env environ.Lookuper, prefix, fallbackPrefix string) (Config, error
 	text("RUN_ID", &cfg.RunID)
 	text("USER_ID", &cfg.User)
 
-	if v, _ := env.LookupEnv("OTEL_SERVICE_NAME"); carrier.TrimSpace(v) != "" {
-		cfg.ServiceName = carrier.TrimSpace(v)
+	if v, _ := env.LookupEnv("OTEL_SERVICE_NAME"); pytext.TrimSpace(v) != "" {
+		cfg.ServiceName = pytext.TrimSpace(v)
 	}
 	cfg.WandbEntity, _ = env.LookupEnv("WANDB_ENTITY")
 	cfg.WandbProject, _ = env.LookupEnv("WANDB_PROJECT")

@@ -76,8 +76,8 @@ type Options struct {
 	// Logger receives Lens's messages; nil is slog.Default().
 	Logger *slog.Logger
 	// RankFrom names a launcher whose variables give nv.dl.rank,
-	// nv.dl.world_size and nv.dl.local_rank as caller attributes (see
-	// RankFrom).
+	// nv.dl.world_size and nv.dl.local_rank as caller attributes
+	// (detect.Ranks).
 	RankFrom string
 	// Wrapper names a process that wraps another one (lens exec: "lens-exec").
 	// Its service.instance.id gets "." + Wrapper + "." + pid appended, so
@@ -214,7 +214,7 @@ func ResourceAttributes(ctx context.Context, cfg Config, o *Options, base []attr
 	explicitID := carried.Has(lensconv.ServiceInstanceID)
 	caller := o.Attrs
 	if o.RankFrom != "" {
-		ranks, warnings := RankAttributes(env, o.RankFrom)
+		ranks, warnings := detect.Ranks(env, o.RankFrom)
 		for _, w := range warnings {
 			logx.Logger(logger, logx.Providers).Warn(w)
 			explain.Note(lensconv.NVDLRank, w)

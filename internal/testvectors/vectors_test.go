@@ -40,7 +40,7 @@ var owners = map[string]string{
 	"format":            "carrier",
 	"compose":           "carrier",
 	"extend":            "carrier",
-	"integer":           "carrier, detect",
+	"integer":           "internal/pytext",
 	"set":               "carrier",
 	"publish":           "carrier",
 	"duplicate_keys":    "carrier",

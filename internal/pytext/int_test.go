@@ -1,13 +1,37 @@
-package detect
+package pytext_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/pytext"
 )
+
+// TestInt: Python int(s) within int64 (docs/compatibility.md#python-int).
+func TestInt(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"7", 7, true}, {" +007 ", 7, true}, {"-0", 0, true}, {"1_000", 1000, true}, {"1_0_0", 100, true},
+		{"٣", 3, true}, {"１２", 12, true}, {"\U0001D7D8\U0001D7E1", 9, true}, {"-5", -5, true},
+		{"\u00a05\u2003", 5, true}, {"9223372036854775807", 9223372036854775807, true},
+		{"-9223372036854775808", -9223372036854775808, true},
+		{"9223372036854775808", 0, false}, {"-9223372036854775809", 0, false},
+		{"99999999999999999999999", 0, false},
+		{"", 0, false}, {" ", 0, false}, {"+", 0, false}, {"_1", 0, false}, {"1_", 0, false},
+		{"1__0", 0, false}, {"0x10", 0, false}, {"3.5", 0, false}, {"--5", 0, false}, {"GPU-1", 0, false},
+		{"\xff", 0, false}, {"1e3", 0, false},
+	}
+	for _, c := range cases {
+		got, ok := pytext.Int(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("Int(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
 
 // pythonIntSpace is the set of characters Python's int() ignores around a
 // number, written out: the result of
@@ -26,16 +50,16 @@ var pythonIntSpace = map[rune]bool{
 	0x2028: true, 0x2029: true, 0x202F: true, 0x205F: true, 0x3000: true,
 }
 
-func TestIsPyIntSpace(t *testing.T) {
+func TestIsIntSpace(t *testing.T) {
 	t.Parallel()
 	for r := rune(0); r <= utf8.MaxRune; r++ {
-		if got, want := isPyIntSpace(r), pythonIntSpace[r]; got != want {
-			t.Errorf("isPyIntSpace(%U) = %v, want %v", r, got, want)
+		if got, want := pytext.IsIntSpace(r), pythonIntSpace[r]; got != want {
+			t.Errorf("IsIntSpace(%U) = %v, want %v", r, got, want)
 		}
 	}
 }
 
-func TestTrimPyIntSpace(t *testing.T) {
+func TestTrimIntSpace(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ in, want string }{
 		{" 5 ", "5"},
@@ -49,15 +73,15 @@ func TestTrimPyIntSpace(t *testing.T) {
 		{"", ""},
 	}
 	for _, c := range cases {
-		if got := trimPyIntSpace(c.in); got != c.want {
-			t.Errorf("trimPyIntSpace(%q) = %q, want %q", c.in, got, c.want)
+		if got := pytext.TrimIntSpace(c.in); got != c.want {
+			t.Errorf("TrimIntSpace(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
 
-// TestPyIntText: every row is what CPython 3.11's int(s) does (str(int(s))
+// TestIntText: every row is what CPython 3.11's int(s) does (str(int(s))
 // for the accepted ones).
-func TestPyIntText(t *testing.T) {
+func TestIntText(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		in   string
@@ -76,21 +100,21 @@ func TestPyIntText(t *testing.T) {
 		{"5\x00", ""}, {"5 5", ""}, {"- 5", ""}, {"+\u00a05", ""}, {"GPU-1", ""}, {"\xff", ""}, {"5\xff", ""},
 	}
 	for _, c := range cases {
-		got, ok := pyIntText(c.in)
+		got, ok := pytext.IntText(c.in)
 		if c.want == "" {
 			if ok {
-				t.Errorf("pyIntText(%q) = %q, true; want a rejection", c.in, got)
+				t.Errorf("IntText(%q) = %q, true; want a rejection", c.in, got)
 			}
 			continue
 		}
 		if !ok || got != c.want {
-			t.Errorf("pyIntText(%q) = %q, %v; want %q, true", c.in, got, ok, c.want)
+			t.Errorf("IntText(%q) = %q, %v; want %q, true", c.in, got, ok, c.want)
 		}
 	}
 }
 
-// TestPyIntWhitespace: pyInt ignores int()'s whitespace, not str.strip's.
-func TestPyIntWhitespace(t *testing.T) {
+// TestIntWhitespace: Int ignores int()'s whitespace, not str.strip's.
+func TestIntWhitespace(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		in   string
@@ -101,50 +125,9 @@ func TestPyIntWhitespace(t *testing.T) {
 		{"\x1c5", 0, false}, {"5\x1f", 0, false}, {"\x1d5\x1e", 0, false},
 	}
 	for _, c := range cases {
-		got, ok := pyInt(c.in)
+		got, ok := pytext.Int(c.in)
 		if got != c.want || ok != c.ok {
-			t.Errorf("pyInt(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
-		}
-	}
-}
-
-// oneGPUPerIndex is an NVML whose every index is a GPU named after it.
-type oneGPUPerIndex struct{}
-
-type indexGPU int
-
-func (oneGPUPerIndex) DeviceByIndex(i int) (NVMLDevice, error) {
-	if i < 0 || i > 9 {
-		return nil, errors.New("no such device")
-	}
-	return indexGPU(i), nil
-}
-func (oneGPUPerIndex) DriverVersion() (string, error) { return "550.54.15", nil }
-
-func (d indexGPU) Name() (string, error)                    { return "NVIDIA H100", nil }
-func (d indexGPU) UUID() (string, error)                    { return "GPU-" + string(rune('0'+d)), nil }
-func (d indexGPU) Serial() (string, error)                  { return "", errors.New("n/a") }
-func (d indexGPU) PCIBusID() (string, error)                { return "", errors.New("n/a") }
-func (d indexGPU) CUDAComputeCapability() (int, int, error) { return 0, 0, errors.New("n/a") }
-func (d indexGPU) MemoryTotal() (uint64, error)             { return 0, errors.New("n/a") }
-
-// TestGPULocalRankPythonInt: the reference reads LOCAL_RANK with int(s)
-// (failure → rank 0), so U+001C–U+001F around it make the rank 0 while
-// non-ASCII whitespace is ignored.
-func TestGPULocalRankPythonInt(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		localRank string
-		index     int64
-	}{
-		{"2", 2}, {" 2 ", 2}, {"\u00a02\u3000", 2}, {"\v2\f", 2}, {"0_2", 2}, {"٢", 2},
-		{"\x1c2", 0}, {"2\x1f", 0}, {"2.0", 0},
-	}
-	for _, c := range cases {
-		got := GPU(context.Background(), WithEnv(environ.Map{"LOCAL_RANK": c.localRank}), WithNVML(oneGPUPerIndex{}))
-		v, ok := got.Get("nv.gpu.index")
-		if !ok || v.AsInt64() != c.index {
-			t.Errorf("LOCAL_RANK=%q: nv.gpu.index = %v (present %v), want %d", c.localRank, v, ok, c.index)
+			t.Errorf("Int(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 }

@@ -1,50 +1,48 @@
-package detect
+package pytext
 
 import (
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/nemolens/lens-go/carrier"
 )
 
 // The lenient integer rule of Python's int(s), which the reference uses
-// where the strict integer rule (carrier.ParseInt) does not apply: the local
-// rank of detect_gpu, and the CUDA_VISIBLE_DEVICES item it selects after
+// where the strict integer rule ([ParseInt]) does not apply: the local rank
+// of detect_gpu, and the CUDA_VISIBLE_DEVICES item it selects after
 // str.strip() (docs/compatibility.md#python-int). The Slurm detector uses it
 // only to say, in its notes, what the reference's local derivation would
 // have read (docs/compatibility.md#divergence-slurm-local-integers).
 
-// isPyIntSpace reports whether r is whitespace for Python's int(): the ASCII
+// IsIntSpace reports whether r is whitespace for Python's int(): the ASCII
 // characters space, \t, \n, \v, \f and \r, and every non-ASCII character
 // for which str.isspace() is true (U+0085, U+00A0, U+1680, U+2000–U+200A,
 // U+2028, U+2029, U+202F, U+205F, U+3000). It is the str.strip set
-// ([carrier.IsSpace]) without the ASCII separators U+001C–U+001F: int()
+// ([IsSpace]) without the ASCII separators U+001C–U+001F: int()
 // keeps those and then rejects the string, so int("5\x1f") fails although
 // "5\x1f".strip() is "5".
-func isPyIntSpace(r rune) bool {
+func IsIntSpace(r rune) bool {
 	if r >= 0x1c && r <= 0x1f {
 		return false
 	}
-	return carrier.IsSpace(r)
+	return IsSpace(r)
 }
 
-// trimPyIntSpace removes leading and trailing [isPyIntSpace] characters, as
+// TrimIntSpace removes leading and trailing [IsIntSpace] characters, as
 // int() ignores them. Bytes that are not valid UTF-8 are never trimmed.
-func trimPyIntSpace(s string) string {
-	return strings.TrimFunc(s, isPyIntSpace)
+func TrimIntSpace(s string) string {
+	return strings.TrimFunc(s, IsIntSpace)
 }
 
-// pyIntText reports whether Python's int(s) accepts s and returns the
+// IntText reports whether Python's int(s) accepts s and returns the
 // decimal text of the value it reads ("10" for "1_0" and for "١٠", "-5" for
-// " -0_5 ", "0" for "-0"), of any size: the surrounding [isPyIntSpace]
+// " -0_5 ", "0" for "-0"), of any size: the surrounding [IsIntSpace]
 // whitespace is ignored, then an optional sign, then decimal digits of any
 // script (Unicode category Nd) with single underscores allowed between
 // digits. Nothing else is accepted: no inner whitespace, no prefix, no
 // fraction.
-func pyIntText(s string) (string, bool) {
-	s = trimPyIntSpace(s)
+func IntText(s string) (string, bool) {
+	s = TrimIntSpace(s)
 	neg := false
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		neg = s[0] == '-'
@@ -88,11 +86,11 @@ func pyIntText(s string) (string, bool) {
 	return string(digits), true
 }
 
-// pyInt parses s as Python's int(s) does ([pyIntText]) and returns the value
+// Int parses s as Python's int(s) does ([IntText]) and returns the value
 // when it fits in int64. Values outside int64 fail (Python's int is
 // unbounded; these values are device indices).
-func pyInt(s string) (int64, bool) {
-	text, ok := pyIntText(s)
+func Int(s string) (int64, bool) {
+	text, ok := IntText(s)
 	if !ok {
 		return 0, false
 	}
