@@ -19,10 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nemolens/lens-go/environ"
-
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/environ"
 )
 
 // self returns the path of the test binary, which doubles as the command
