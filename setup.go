@@ -27,7 +27,6 @@ import (
 
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/detect"
-	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/logx"
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/telemetry"
@@ -283,29 +282,14 @@ func newMeterProvider(ctx context.Context, res *resource.Resource, s *telemetry.
 		default:
 			guard = telemetry.NewRefusalGuard(s.Secrets)
 			if sig := s.Metrics; sig.Protocol == ProtocolHTTPProtobuf {
-				var opts []otlpmetrichttp.Option
-				if sig.Timeout > 0 {
-					opts = append(opts, otlpmetrichttp.WithTimeout(sig.Timeout))
-				}
-				if sig.Endpoint != "" {
-					opts = append(opts, otlpmetrichttp.WithEndpointURL(sig.Endpoint))
-				}
-				if sig.TLS != nil {
-					opts = append(opts, otlpmetrichttp.WithTLSClientConfig(sig.TLS))
-				}
-				exp, err = otlpmetrichttp.New(ctx, opts...)
+				exp, err = otlpmetrichttp.New(ctx, telemetry.HTTPOptions[otlpmetrichttp.Option]{
+					Timeout: otlpmetrichttp.WithTimeout, EndpointURL: otlpmetrichttp.WithEndpointURL, TLS: otlpmetrichttp.WithTLSClientConfig,
+				}.For(sig)...)
 			} else {
-				opts := []otlpmetricgrpc.Option{
-					otlpmetricgrpc.WithEndpoint(sig.Endpoint),
-					otlpmetricgrpc.WithTLSCredentials(guard.Credentials(sig)),
-				}
-				if s.Metrics.Timeout > 0 {
-					opts = append(opts, otlpmetricgrpc.WithTimeout(s.Metrics.Timeout))
-				}
-				for _, d := range guard.DialOptions(environ.OS{}) {
-					opts = append(opts, otlpmetricgrpc.WithDialOption(d))
-				}
-				exp, err = otlpmetricgrpc.New(ctx, opts...)
+				exp, err = otlpmetricgrpc.New(ctx, telemetry.GRPCOptions[otlpmetricgrpc.Option]{
+					Endpoint: otlpmetricgrpc.WithEndpoint, TLSCredentials: otlpmetricgrpc.WithTLSCredentials,
+					Timeout: otlpmetricgrpc.WithTimeout, DialOptions: otlpmetricgrpc.WithDialOption,
+				}.For(sig, guard)...)
 			}
 		}
 		if err != nil {
@@ -331,37 +315,17 @@ func newLoggerProvider(ctx context.Context, res *resource.Resource, s *telemetry
 		default:
 			guard = telemetry.NewRefusalGuard(s.Secrets)
 			if sig := s.Logs; sig.Protocol == ProtocolHTTPProtobuf {
-				var opts []otlploghttp.Option
-				if sig.Timeout > 0 {
-					opts = append(opts, otlploghttp.WithTimeout(sig.Timeout))
-				}
-				if sig.Endpoint != "" {
-					opts = append(opts, otlploghttp.WithEndpointURL(sig.Endpoint))
-				}
-				if sig.TLS != nil {
-					opts = append(opts, otlploghttp.WithTLSClientConfig(sig.TLS))
-				}
-				exp, err = otlploghttp.New(ctx, opts...)
+				exp, err = otlploghttp.New(ctx, telemetry.HTTPOptions[otlploghttp.Option]{
+					Timeout: otlploghttp.WithTimeout, EndpointURL: otlploghttp.WithEndpointURL, TLS: otlploghttp.WithTLSClientConfig,
+				}.For(sig)...)
 			} else {
-				opts := []otlploggrpc.Option{otlploggrpc.WithTLSCredentials(guard.Credentials(sig))}
-				if u, ok := sig.EndpointURL(); ok {
-					// Also settles its security, which it would otherwise
-					// parse from the endpoint variable (and report a
-					// HOST:PORT as invalid).
-					opts = append(opts, otlploggrpc.WithEndpointURL(u))
-				} else {
-					opts = append(opts, otlploggrpc.WithEndpoint(sig.Endpoint))
-					if sig.Insecure {
-						opts = append(opts, otlploggrpc.WithInsecure())
-					}
-				}
-				if s.Logs.Timeout > 0 {
-					opts = append(opts, otlploggrpc.WithTimeout(s.Logs.Timeout))
-				}
-				for _, d := range guard.DialOptions(environ.OS{}) {
-					opts = append(opts, otlploggrpc.WithDialOption(d))
-				}
-				exp, err = otlploggrpc.New(ctx, opts...)
+				exp, err = otlploggrpc.New(ctx, telemetry.GRPCOptions[otlploggrpc.Option]{
+					Endpoint: otlploggrpc.WithEndpoint, TLSCredentials: otlploggrpc.WithTLSCredentials,
+					Timeout: otlploggrpc.WithTimeout, DialOptions: otlploggrpc.WithDialOption,
+					// otlploggrpc parses its endpoint variable itself to decide on
+					// security, and reports a HOST:PORT as invalid.
+					EndpointURL: otlploggrpc.WithEndpointURL, Insecure: otlploggrpc.WithInsecure,
+				}.For(sig, guard)...)
 			}
 		}
 		if err != nil {

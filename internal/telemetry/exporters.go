@@ -41,29 +41,14 @@ func newSpanExporter(ctx context.Context, sig Signal, console io.Writer, guard *
 		return stdouttrace.New(stdouttrace.WithWriter(console))
 	case KindOTLP:
 		if sig.Protocol == ProtocolHTTPProtobuf {
-			var opts []otlptracehttp.Option
-			if sig.Timeout > 0 {
-				opts = append(opts, otlptracehttp.WithTimeout(sig.Timeout))
-			}
-			if sig.Endpoint != "" {
-				opts = append(opts, otlptracehttp.WithEndpointURL(sig.Endpoint))
-			}
-			if sig.TLS != nil {
-				opts = append(opts, otlptracehttp.WithTLSClientConfig(sig.TLS))
-			}
-			return otlptracehttp.New(ctx, opts...)
+			return otlptracehttp.New(ctx, HTTPOptions[otlptracehttp.Option]{
+				Timeout: otlptracehttp.WithTimeout, EndpointURL: otlptracehttp.WithEndpointURL, TLS: otlptracehttp.WithTLSClientConfig,
+			}.For(sig)...)
 		}
-		opts := []otlptracegrpc.Option{
-			otlptracegrpc.WithEndpoint(sig.Endpoint),
-			otlptracegrpc.WithTLSCredentials(guard.Credentials(sig)),
-		}
-		if sig.Timeout > 0 {
-			opts = append(opts, otlptracegrpc.WithTimeout(sig.Timeout))
-		}
-		for _, o := range guard.DialOptions(environ.OS{}) {
-			opts = append(opts, otlptracegrpc.WithDialOption(o))
-		}
-		return otlptracegrpc.New(ctx, opts...)
+		return otlptracegrpc.New(ctx, GRPCOptions[otlptracegrpc.Option]{
+			Endpoint: otlptracegrpc.WithEndpoint, TLSCredentials: otlptracegrpc.WithTLSCredentials,
+			Timeout: otlptracegrpc.WithTimeout, DialOptions: otlptracegrpc.WithDialOption,
+		}.For(sig, guard)...)
 	}
 	return nil, nil
 }

@@ -246,7 +246,7 @@ func (r *settingsReader) signal(signal string, cfg Config, need bool) Signal {
 	if s.Kind != KindOTLP {
 		return s
 	}
-	s.Protocol = ProtocolGRPC
+	s.Protocol = DefaultProtocol
 	for _, pname := range [...]string{"OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
 		praw, _ := r.env.LookupEnv(pname)
 		v := strings.TrimSpace(praw)

@@ -1,0 +1,77 @@
+package telemetry
+
+import (
+	"crypto/tls"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/nemolens/lens-go/environ"
+)
+
+// DefaultProtocol is the OTLP protocol when no OTEL_EXPORTER_OTLP_PROTOCOL
+// variable names one: gRPC, as the Python reference's (the OpenTelemetry
+// specification's default is http/protobuf; docs/resource.md#configuration).
+const DefaultProtocol = ProtocolGRPC
+
+// HTTPOptions are the option constructors of one signal's OTLP/HTTP
+// exporter package (otlptracehttp, otlpmetrichttp, otlploghttp). For turns
+// a signal's settings into that package's options, so that every signal's
+// exporter is configured by the same decisions, in one place.
+type HTTPOptions[O any] struct {
+	Timeout     func(time.Duration) O
+	EndpointURL func(string) O
+	TLS         func(*tls.Config) O
+}
+
+// For returns the options of sig's OTLP/HTTP exporter.
+func (f HTTPOptions[O]) For(sig Signal) []O {
+	var opts []O
+	if sig.Timeout > 0 {
+		opts = append(opts, f.Timeout(sig.Timeout))
+	}
+	if sig.Endpoint != "" {
+		opts = append(opts, f.EndpointURL(sig.Endpoint))
+	}
+	if sig.TLS != nil {
+		opts = append(opts, f.TLS(sig.TLS))
+	}
+	return opts
+}
+
+// GRPCOptions are the option constructors of one signal's OTLP/gRPC
+// exporter package (otlptracegrpc, otlpmetricgrpc, otlploggrpc).
+type GRPCOptions[O any] struct {
+	Endpoint       func(string) O
+	TLSCredentials func(credentials.TransportCredentials) O
+	Timeout        func(time.Duration) O
+	DialOptions    func(...grpc.DialOption) O
+	// EndpointURL and Insecure, when set, give a HOST:PORT target as a URL
+	// (Signal.EndpointURL) and plain text explicitly: for a package that
+	// otherwise parses its endpoint variable itself to decide on security
+	// (otlploggrpc).
+	EndpointURL func(string) O
+	Insecure    func() O
+}
+
+// For returns the options of sig's OTLP/gRPC exporter watched by guard
+// (nil: unwatched).
+func (f GRPCOptions[O]) For(sig Signal, guard *RefusalGuard) []O {
+	opts := []O{f.TLSCredentials(guard.Credentials(sig))}
+	if u, ok := sig.EndpointURL(); ok && f.EndpointURL != nil {
+		opts = append(opts, f.EndpointURL(u))
+	} else {
+		opts = append(opts, f.Endpoint(sig.Endpoint))
+		if sig.Insecure && f.Insecure != nil {
+			opts = append(opts, f.Insecure())
+		}
+	}
+	if sig.Timeout > 0 {
+		opts = append(opts, f.Timeout(sig.Timeout))
+	}
+	if d := guard.DialOptions(environ.OS{}); len(d) > 0 {
+		opts = append(opts, f.DialOptions(d...))
+	}
+	return opts
+}
