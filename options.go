@@ -11,7 +11,7 @@ import (
 
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
-	"github.com/nemolens/lens-go/internal/telemetry"
+	"github.com/nemolens/lens-go/internal/assembly"
 )
 
 // Option configures [FromEnv], [Setup], [ResourceAttributes], [NewResource]
@@ -26,7 +26,7 @@ type optionFunc func(*options)
 func (f optionFunc) apply(o *options) { f(o) }
 
 type options struct {
-	t              telemetry.Options // resource assembly
+	t              assembly.Options // resource assembly
 	spanExporter   sdktrace.SpanExporter
 	metricReader   sdkmetric.Reader
 	metricExp      sdkmetric.Exporter

@@ -8,6 +8,7 @@ import (
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/assembly"
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/telemetry"
 )
@@ -97,7 +98,7 @@ func NewRunID(env environ.Lookuper) string {
 // WithDetectOptions, WithExplanation, WithLogger.
 func ResourceAttributes(ctx context.Context, cfg Config, opts ...Option) (*attr.Map, error) {
 	o := newOptions(opts)
-	return telemetry.ResourceAttributes(ctx, telemetry.Config(cfg.withDefaults()), &o.t, nil, false)
+	return assembly.ResourceAttributes(ctx, telemetry.Config(cfg.withDefaults()), &o.t, nil, false)
 }
 
 // NewResource returns the resource an enabled [Setup] with the same
@@ -126,8 +127,8 @@ func exportedAttributes(ctx context.Context, cfg Config, o *options) (*attr.Map,
 		o.t.Explain = &detect.Explanation{}
 	}
 	tc := o.t.FillRunID(telemetry.Config(cfg))
-	base := telemetry.SDKAttributes()
-	m, err := telemetry.ResourceAttributes(ctx, tc, &o.t, base[:], true)
+	base := assembly.SDKAttributes()
+	m, err := assembly.ResourceAttributes(ctx, tc, &o.t, base[:], true)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +140,7 @@ func exportedAttributes(ctx context.Context, cfg Config, o *options) (*attr.Map,
 // (docs/resource.md#invalid-utf-8), reporting each changed key once with
 // the source of its value.
 func validAttributes(m *attr.Map, explain *detect.Explanation, report func(what, source string)) *attr.Map {
-	return telemetry.ValidAttributes(m, explain, func(key, source string) {
+	return assembly.ValidAttributes(m, explain, func(key, source string) {
 		report("resource attribute "+telemetry.AttributeName(key), describeSource(source))
 	})
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/internal/assembly"
 	"github.com/nemolens/lens-go/internal/logx"
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/telemetry"
@@ -222,8 +223,8 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 		o.t.Explain = &detect.Explanation{}
 	}
 	cfg = Config(o.t.FillRunID(telemetry.Config(cfg)))
-	base := telemetry.SDKAttributes()
-	attrs, err := telemetry.ResourceAttributes(ctx, telemetry.Config(cfg), &o.t, base[:], true)
+	base := assembly.SDKAttributes()
+	attrs, err := assembly.ResourceAttributes(ctx, telemetry.Config(cfg), &o.t, base[:], true)
 	if err != nil {
 		return nil, err
 	}

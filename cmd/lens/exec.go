@@ -23,6 +23,7 @@ import (
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/assembly"
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/supervise"
 	"github.com/nemolens/lens-go/internal/telemetry"
@@ -236,7 +237,7 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		gpu = a.startGPUProbe()
 		detectOpts = append(detectOpts, detect.WithGPUCount(noGPUCount))
 	}
-	o := &telemetry.Options{
+	o := &assembly.Options{
 		Attrs:   x.overrides.KeyValues(), // --rank-from's ranks included
 		Env:     a.env,
 		Detect:  detectOpts,
@@ -245,7 +246,7 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		PID:     a.pid(),
 	}
 	cfg = o.FillRunID(cfg)
-	base := telemetry.SDKAttributes()
+	base := assembly.SDKAttributes()
 	fail := func(err error) *execTelemetry {
 		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", err)
 		if gpu != nil {
@@ -253,7 +254,7 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		}
 		return nil
 	}
-	attrs, err := telemetry.ResourceAttributes(ctx, cfg, o, base[:], true)
+	attrs, err := assembly.ResourceAttributes(ctx, cfg, o, base[:], true)
 	if err != nil {
 		return fail(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/internal/assembly"
 	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
@@ -64,7 +65,7 @@ func (a *app) resource(ctx context.Context, caller *attr.Map, e *detect.Explanat
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	o := &telemetry.Options{
+	o := &assembly.Options{
 		Attrs:   caller.KeyValues(),
 		Env:     a.env,
 		Detect:  a.detectOptions(),
@@ -72,9 +73,9 @@ func (a *app) resource(ctx context.Context, caller *attr.Map, e *detect.Explanat
 		Logger:  a.logger,
 	}
 	cfg = o.FillRunID(cfg)
-	base := telemetry.SDKAttributes()
+	base := assembly.SDKAttributes()
 	for _, b := range base {
 		e.Record(b.Key, "OpenTelemetry SDK")
 	}
-	return telemetry.ResourceAttributes(ctx, cfg, o, base[:], true)
+	return assembly.ResourceAttributes(ctx, cfg, o, base[:], true)
 }

@@ -2,13 +2,10 @@ package telemetry
 
 import (
 	"context"
-	"os"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/embedded"
 )
-
-func processPID() int { return os.Getpid() }
 
 // parentedProvider gives every root span started through it the span
 // context the process received in its environment (TRACEPARENT from lens

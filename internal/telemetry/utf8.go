@@ -7,9 +7,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
-
-	"github.com/nemolens/lens-go/attr"
-	"github.com/nemolens/lens-go/detect"
 )
 
 // Invalid UTF-8 (docs/resource.md#invalid-utf-8): OTLP strings are protobuf
@@ -130,45 +127,6 @@ func ValidSet(s attribute.Set, invalid func(key string)) (attribute.Set, bool) {
 		return s, false
 	}
 	return attribute.NewSet(kvs...), true
-}
-
-// ValidAttributes returns m with valid UTF-8 keys and string values: m
-// itself when it holds no invalid UTF-8, else a copy in the same order
-// (two keys that differ only in their invalid bytes become one, the later
-// value winning, as in any map). invalid is called once for every key it
-// changed, with the valid key and the key's source from explain ("" when
-// explain is nil or does not know it).
-func ValidAttributes(m *attr.Map, explain *detect.Explanation, invalid func(key, source string)) *attr.Map {
-	bad := false
-	for k, v := range m.All() {
-		if !utf8.ValidString(k) || (v.Kind() == attr.KindString && !utf8.ValidString(v.AsString())) {
-			bad = true
-			break
-		}
-	}
-	if !bad {
-		return m
-	}
-	out := attr.WithCapacity(m.Len())
-	for k, v := range m.All() {
-		key, kc := ValidString(k)
-		vc := false
-		if v.Kind() == attr.KindString {
-			var s string
-			if s, vc = ValidString(v.AsString()); vc {
-				v = attr.String(s)
-			}
-		}
-		out.Set(key, v)
-		if kc || vc {
-			var source string
-			if o, ok := explain.Origin(k); ok {
-				source = o.Source
-			}
-			invalid(key, source)
-		}
-	}
-	return out
 }
 
 // InvalidUTF8Message is the report of an attribute (or other string) that

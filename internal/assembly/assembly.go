@@ -1,12 +1,17 @@
-package telemetry
+// Package assembly assembles the resource attributes Lens hands to the
+// OpenTelemetry SDK from the configuration, the carrier, the caller's
+// attributes and detection (docs/resource.md#resource-precedence). It reads
+// the environment through package detect and carrier and builds no
+// exporter or provider: that is package telemetry's.
+package assembly
 
 import (
 	"cmp"
 	"context"
 	"log/slog"
-	"runtime/debug"
+	"os"
 	"strconv"
-	"sync"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk"
@@ -17,49 +22,9 @@ import (
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/logx"
 	"github.com/nemolens/lens-go/internal/process"
+	"github.com/nemolens/lens-go/internal/telemetry"
 	"github.com/nemolens/lens-go/lensconv"
 )
-
-// ModulePath is the module whose version becomes service.version.
-const ModulePath = "github.com/nemolens/lens-go"
-
-// DevelVersion is the version of a build without module version.
-const DevelVersion = "(devel)"
-
-// Version returns lens-go's module version (see lens.Version).
-func Version() string { return versionOnce() }
-
-var versionOnce = sync.OnceValue(func() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return DevelVersion
-	}
-	return ModuleVersion(info)
-})
-
-// ModuleVersion returns the version of lens-go in info: the main module's
-// when lens-go is the main module, else the dependency's (the replacement's
-// version when it is replaced), else DevelVersion.
-func ModuleVersion(info *debug.BuildInfo) string {
-	pick := func(m *debug.Module) string {
-		if m.Replace != nil && m.Replace.Version != "" {
-			return m.Replace.Version
-		}
-		if m.Version != "" {
-			return m.Version
-		}
-		return DevelVersion
-	}
-	if info.Main.Path == ModulePath {
-		return pick(&info.Main)
-	}
-	for _, d := range info.Deps {
-		if d.Path == ModulePath {
-			return pick(d)
-		}
-	}
-	return DevelVersion
-}
 
 // Options are the inputs of the resource assembly besides the
 // configuration. The zero value reads the process environment.
@@ -117,7 +82,7 @@ const (
 //
 // The source becomes the origin of nemo.run.id when ResourceAttributes is
 // called with the same Options.
-func (o *Options) FillRunID(cfg Config) Config {
+func (o *Options) FillRunID(cfg telemetry.Config) telemetry.Config {
 	if cfg.RunID != "" {
 		return cfg
 	}
@@ -167,7 +132,7 @@ func deploymentEnvironment(env environ.Lookuper) (value, source string) {
 // (layer 1). With full set it also adds what the exported resource has
 // beyond that map: the wrapper suffix of service.instance.id and, when no
 // id is derived or explicit, this process's random UUID v4.
-func ResourceAttributes(ctx context.Context, cfg Config, o *Options, base []attr.Entry, full bool) (*attr.Map, error) {
+func ResourceAttributes(ctx context.Context, cfg telemetry.Config, o *Options, base []attr.Entry, full bool) (*attr.Map, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -195,7 +160,7 @@ func ResourceAttributes(ctx context.Context, cfg Config, o *Options, base []attr
 
 	// Layer 3: the Lens base map.
 	set(lensconv.ServiceName, attr.String(cfg.ServiceName), "config ServiceName")
-	set(lensconv.ServiceVersion, attr.String(Version()), "lens-go module version")
+	set(lensconv.ServiceVersion, attr.String(telemetry.Version()), "lens-go module version")
 	for _, f := range [...]struct{ key, value, source string }{
 		{lensconv.NemoRunID, cfg.RunID, cmp.Or(o.runIDSource, "config RunID")},
 		{lensconv.NemoUserID, cfg.User, "config User"},
@@ -297,7 +262,7 @@ func instanceID(m *attr.Map, o *Options) {
 	}
 	pid := o.PID
 	if pid == 0 {
-		pid = processPID()
+		pid = os.Getpid()
 	}
 	text, _ := id.Text()
 	m.Set(lensconv.ServiceInstanceID, attr.String(text+"."+o.Wrapper+"."+strconv.Itoa(pid)))
@@ -317,4 +282,43 @@ func quoteValue(v attr.Value) string {
 		return `"` + v.AsString() + `"`
 	}
 	return v.String()
+}
+
+// ValidAttributes returns m with valid UTF-8 keys and string values: m
+// itself when it holds no invalid UTF-8, else a copy in the same order
+// (two keys that differ only in their invalid bytes become one, the later
+// value winning, as in any map). invalid is called once for every key it
+// changed, with the valid key and the key's source from explain ("" when
+// explain is nil or does not know it).
+func ValidAttributes(m *attr.Map, explain *detect.Explanation, invalid func(key, source string)) *attr.Map {
+	bad := false
+	for k, v := range m.All() {
+		if !utf8.ValidString(k) || (v.Kind() == attr.KindString && !utf8.ValidString(v.AsString())) {
+			bad = true
+			break
+		}
+	}
+	if !bad {
+		return m
+	}
+	out := attr.WithCapacity(m.Len())
+	for k, v := range m.All() {
+		key, kc := telemetry.ValidString(k)
+		vc := false
+		if v.Kind() == attr.KindString {
+			var s string
+			if s, vc = telemetry.ValidString(v.AsString()); vc {
+				v = attr.String(s)
+			}
+		}
+		out.Set(key, v)
+		if kc || vc {
+			var source string
+			if o, ok := explain.Origin(k); ok {
+				source = o.Source
+			}
+			invalid(key, source)
+		}
+	}
+	return out
 }
