@@ -265,3 +265,46 @@ func TestImportGrouping(t *testing.T) {
 		t.Errorf("only %d Go files checked", checked)
 	}
 }
+
+// TestInternalConcernsApart: no package under internal/ both builds
+// exporters or providers (imports an OpenTelemetry exporter or the SDK's
+// trace, metric or log package) and reads the environment's resource
+// (imports lens-go's detect or carrier): the telemetry engine and the
+// resource assembly are separate (docs/architecture.md).
+func TestInternalConcernsApart(t *testing.T) {
+	t.Parallel()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the go command is needed: %v", err)
+		}
+		t.Skipf("skipping: no go command: %v", err)
+	}
+	out, err := exec.Command(goBin, "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	const module = "github.com/nemolens/lens-go"
+	checked := 0
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		checked++
+		var builds, reads []string
+		for imp := range strings.FieldsSeq(imports) {
+			switch {
+			case strings.HasPrefix(imp, "go.opentelemetry.io/otel/exporters/"),
+				imp == "go.opentelemetry.io/otel/sdk/trace", imp == "go.opentelemetry.io/otel/sdk/metric",
+				imp == "go.opentelemetry.io/otel/sdk/log":
+				builds = append(builds, imp)
+			case imp == module+"/detect", imp == module+"/carrier":
+				reads = append(reads, imp)
+			}
+		}
+		if len(builds) > 0 && len(reads) > 0 {
+			t.Errorf("%s both builds telemetry (%s) and reads the resource (%s)", pkg, strings.Join(builds, ", "), strings.Join(reads, ", "))
+		}
+	}
+	if checked < 5 {
+		t.Errorf("only %d internal packages listed", checked)
+	}
+}
