@@ -267,6 +267,45 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 	return h, nil
 }
 
+// metricExporters are the metric exporters of every kind and protocol.
+func metricExporters(console io.Writer) telemetry.Exporters[sdkmetric.Exporter] {
+	return telemetry.Exporters[sdkmetric.Exporter]{
+		Console: func() (sdkmetric.Exporter, error) { return stdoutmetric.New(stdoutmetric.WithWriter(console)) },
+		HTTP: func(ctx context.Context, sig telemetry.Signal) (sdkmetric.Exporter, error) {
+			return otlpmetrichttp.New(ctx, telemetry.HTTPOptions[otlpmetrichttp.Option]{
+				Timeout: otlpmetrichttp.WithTimeout, EndpointURL: otlpmetrichttp.WithEndpointURL, TLS: otlpmetrichttp.WithTLSClientConfig,
+			}.For(sig)...)
+		},
+		GRPC: func(ctx context.Context, sig telemetry.Signal, guard *telemetry.RefusalGuard) (sdkmetric.Exporter, error) {
+			return otlpmetricgrpc.New(ctx, telemetry.GRPCOptions[otlpmetricgrpc.Option]{
+				Endpoint: otlpmetricgrpc.WithEndpoint, TLSCredentials: otlpmetricgrpc.WithTLSCredentials,
+				Timeout: otlpmetricgrpc.WithTimeout, DialOptions: otlpmetricgrpc.WithDialOption,
+			}.For(sig, guard)...)
+		},
+	}
+}
+
+// logExporters are the log exporters of every kind and protocol.
+func logExporters(console io.Writer) telemetry.Exporters[sdklog.Exporter] {
+	return telemetry.Exporters[sdklog.Exporter]{
+		Console: func() (sdklog.Exporter, error) { return stdoutlog.New(stdoutlog.WithWriter(console)) },
+		HTTP: func(ctx context.Context, sig telemetry.Signal) (sdklog.Exporter, error) {
+			return otlploghttp.New(ctx, telemetry.HTTPOptions[otlploghttp.Option]{
+				Timeout: otlploghttp.WithTimeout, EndpointURL: otlploghttp.WithEndpointURL, TLS: otlploghttp.WithTLSClientConfig,
+			}.For(sig)...)
+		},
+		GRPC: func(ctx context.Context, sig telemetry.Signal, guard *telemetry.RefusalGuard) (sdklog.Exporter, error) {
+			return otlploggrpc.New(ctx, telemetry.GRPCOptions[otlploggrpc.Option]{
+				Endpoint: otlploggrpc.WithEndpoint, TLSCredentials: otlploggrpc.WithTLSCredentials,
+				Timeout: otlploggrpc.WithTimeout, DialOptions: otlploggrpc.WithDialOption,
+				// otlploggrpc parses its endpoint variable itself to decide on
+				// security, and reports a HOST:PORT as invalid.
+				EndpointURL: otlploggrpc.WithEndpointURL, Insecure: otlploggrpc.WithInsecure,
+			}.For(sig, guard)...)
+		},
+	}
+}
+
 func newMeterProvider(ctx context.Context, res *resource.Resource, s *telemetry.Settings, o *options, console io.Writer, h *Handle, diag *telemetry.Diagnostics) (*sdkmetric.MeterProvider, error) {
 	if o.metricReader != nil {
 		// A caller's reader reads the provider's resource as the SDK builds
@@ -277,23 +316,7 @@ func newMeterProvider(ctx context.Context, res *resource.Resource, s *telemetry.
 	var guard *telemetry.RefusalGuard
 	if exp == nil {
 		var err error
-		switch s.Metrics.Kind {
-		case telemetry.KindConsole:
-			exp, err = stdoutmetric.New(stdoutmetric.WithWriter(console))
-		default:
-			guard = telemetry.NewRefusalGuard(s.Secrets)
-			if sig := s.Metrics; sig.Protocol == ProtocolHTTPProtobuf {
-				exp, err = otlpmetrichttp.New(ctx, telemetry.HTTPOptions[otlpmetrichttp.Option]{
-					Timeout: otlpmetrichttp.WithTimeout, EndpointURL: otlpmetrichttp.WithEndpointURL, TLS: otlpmetrichttp.WithTLSClientConfig,
-				}.For(sig)...)
-			} else {
-				exp, err = otlpmetricgrpc.New(ctx, telemetry.GRPCOptions[otlpmetricgrpc.Option]{
-					Endpoint: otlpmetricgrpc.WithEndpoint, TLSCredentials: otlpmetricgrpc.WithTLSCredentials,
-					Timeout: otlpmetricgrpc.WithTimeout, DialOptions: otlpmetricgrpc.WithDialOption,
-				}.For(sig, guard)...)
-			}
-		}
-		if err != nil {
+		if exp, guard, err = metricExporters(console).New(ctx, s.Metrics, s.Secrets); err != nil {
 			return nil, fmt.Errorf("lens: metric exporter: %w", err)
 		}
 	}
@@ -310,26 +333,7 @@ func newLoggerProvider(ctx context.Context, res *resource.Resource, s *telemetry
 	var guard *telemetry.RefusalGuard
 	if exp == nil {
 		var err error
-		switch s.Logs.Kind {
-		case telemetry.KindConsole:
-			exp, err = stdoutlog.New(stdoutlog.WithWriter(console))
-		default:
-			guard = telemetry.NewRefusalGuard(s.Secrets)
-			if sig := s.Logs; sig.Protocol == ProtocolHTTPProtobuf {
-				exp, err = otlploghttp.New(ctx, telemetry.HTTPOptions[otlploghttp.Option]{
-					Timeout: otlploghttp.WithTimeout, EndpointURL: otlploghttp.WithEndpointURL, TLS: otlploghttp.WithTLSClientConfig,
-				}.For(sig)...)
-			} else {
-				exp, err = otlploggrpc.New(ctx, telemetry.GRPCOptions[otlploggrpc.Option]{
-					Endpoint: otlploggrpc.WithEndpoint, TLSCredentials: otlploggrpc.WithTLSCredentials,
-					Timeout: otlploggrpc.WithTimeout, DialOptions: otlploggrpc.WithDialOption,
-					// otlploggrpc parses its endpoint variable itself to decide on
-					// security, and reports a HOST:PORT as invalid.
-					EndpointURL: otlploggrpc.WithEndpointURL, Insecure: otlploggrpc.WithInsecure,
-				}.For(sig, guard)...)
-			}
-		}
-		if err != nil {
+		if exp, guard, err = logExporters(console).New(ctx, s.Logs, s.Secrets); err != nil {
 			return nil, fmt.Errorf("lens: log exporter: %w", err)
 		}
 	}

@@ -33,24 +33,22 @@ func (g *RefusalGuard) DialOptions(env environ.Lookuper) []grpc.DialOption {
 	return []grpc.DialOption{grpc.WithContextDialer(g.dial)}
 }
 
-// newSpanExporter builds the span exporter of sig. console receives the
-// console exporter's output.
-func newSpanExporter(ctx context.Context, sig Signal, console io.Writer, guard *RefusalGuard) (sdktrace.SpanExporter, error) {
-	switch sig.Kind {
-	case KindConsole:
-		return stdouttrace.New(stdouttrace.WithWriter(console))
-	case KindOTLP:
-		if sig.Protocol == ProtocolHTTPProtobuf {
+// spanExporters are the span exporters of every kind and protocol.
+func spanExporters(console io.Writer) Exporters[sdktrace.SpanExporter] {
+	return Exporters[sdktrace.SpanExporter]{
+		Console: func() (sdktrace.SpanExporter, error) { return stdouttrace.New(stdouttrace.WithWriter(console)) },
+		HTTP: func(ctx context.Context, sig Signal) (sdktrace.SpanExporter, error) {
 			return otlptracehttp.New(ctx, HTTPOptions[otlptracehttp.Option]{
 				Timeout: otlptracehttp.WithTimeout, EndpointURL: otlptracehttp.WithEndpointURL, TLS: otlptracehttp.WithTLSClientConfig,
 			}.For(sig)...)
-		}
-		return otlptracegrpc.New(ctx, GRPCOptions[otlptracegrpc.Option]{
-			Endpoint: otlptracegrpc.WithEndpoint, TLSCredentials: otlptracegrpc.WithTLSCredentials,
-			Timeout: otlptracegrpc.WithTimeout, DialOptions: otlptracegrpc.WithDialOption,
-		}.For(sig, guard)...)
+		},
+		GRPC: func(ctx context.Context, sig Signal, guard *RefusalGuard) (sdktrace.SpanExporter, error) {
+			return otlptracegrpc.New(ctx, GRPCOptions[otlptracegrpc.Option]{
+				Endpoint: otlptracegrpc.WithEndpoint, TLSCredentials: otlptracegrpc.WithTLSCredentials,
+				Timeout: otlptracegrpc.WithTimeout, DialOptions: otlptracegrpc.WithDialOption,
+			}.For(sig, guard)...)
+		},
 	}
-	return nil, nil
 }
 
 // ConsoleWriter returns w (os.Stdout when nil) behind a mutex, so that the

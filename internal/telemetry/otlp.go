@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"context"
 	"crypto/tls"
 	"time"
 
@@ -74,4 +75,31 @@ func (f GRPCOptions[O]) For(sig Signal, guard *RefusalGuard) []O {
 		opts = append(opts, f.DialOptions(d...))
 	}
 	return opts
+}
+
+// Exporters are the constructors of one signal's exporters: console,
+// OTLP/HTTP and OTLP/gRPC.
+type Exporters[E any] struct {
+	Console func() (E, error)
+	HTTP    func(ctx context.Context, sig Signal) (E, error)
+	GRPC    func(ctx context.Context, sig Signal, guard *RefusalGuard) (E, error)
+}
+
+// New builds sig's exporter as its Kind and Protocol say: the one place
+// where a signal's exporter is chosen. An OTLP exporter is watched by the
+// returned guard (nil otherwise), which redacts secrets from its errors.
+// KindNone builds nothing.
+func (f Exporters[E]) New(ctx context.Context, sig Signal, secrets []string) (exp E, guard *RefusalGuard, err error) {
+	switch sig.Kind {
+	case KindConsole:
+		exp, err = f.Console()
+	case KindOTLP:
+		guard = NewRefusalGuard(secrets)
+		if sig.Protocol == ProtocolHTTPProtobuf {
+			exp, err = f.HTTP(ctx, sig)
+		} else {
+			exp, err = f.GRPC(ctx, sig, guard)
+		}
+	}
+	return exp, guard, err
 }

@@ -50,11 +50,8 @@ func NewTracing(ctx context.Context, res *resource.Resource, s *Settings, o Trac
 	exp := o.Exporter
 	var guard *RefusalGuard
 	if exp == nil {
-		if s.Traces.Kind == KindOTLP {
-			guard = NewRefusalGuard(s.Secrets)
-		}
 		var err error
-		if exp, err = newSpanExporter(ctx, s.Traces, o.Console, guard); err != nil {
+		if exp, guard, err = spanExporters(o.Console).New(ctx, s.Traces, s.Secrets); err != nil {
 			return nil, fmt.Errorf("lens: span exporter: %w", err)
 		}
 	}
