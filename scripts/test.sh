@@ -16,7 +16,7 @@
 # the end; a table of all stage durations comes last, also when a stage fails.
 # Each stage's output is also kept in .bin/logs/<stage>.log.
 # Cost (docs/testing.md, "What the test run costs"): on an idle 2-core machine about 15 min
-# cold and 7 min warm (mostly fuzzing: ~21 s per target); ~4 GB of Go caches.
+# cold and 10 min warm (mostly fuzzing: ~21 s per target); ~4 GB of Go caches.
 #
 # Usage: scripts/test.sh [--stage NAME[,NAME...]]... [--list]
 #   --stage   run only these stages (in the order above), e.g. --stage fuzz or
