@@ -251,6 +251,7 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", err)
 		if gpu != nil {
 			gpu.cancel()
+			<-gpu.done // the probe's process group is killed: none outlives lens
 		}
 		return nil
 	}
@@ -318,7 +319,10 @@ func (t *execTelemetry) end(a *app, status int, detail string, timeout time.Dura
 				t.tracing.SetResource(t.attrs.Resource())
 			}
 		case <-ctx.Done():
+			// Cancelled, the probe kills its process group; lens waits for
+			// that, so that no probe outlives it.
 			t.gpu.cancel()
+			<-t.gpu.done
 			fmt.Fprintf(a.stderr, "lens exec: the GPU probe had not finished when the telemetry flush ended: the span has no %s\n", lensconv.HostGPUCount)
 		}
 	}

@@ -861,3 +861,46 @@ func TestExecSignalBeforeStart(t *testing.T) {
 		t.Errorf("stderr %q does not name the bad CA file's variable", r.stderr)
 	}
 }
+
+// TestExecProbeNotOrphaned: SIGTERM while the GPU probe (an nvidia-smi that
+// hangs) is running reaches the command, and lens ends the probe before it
+// exits, instead of dying at once and leaving the probe behind.
+func TestExecProbeNotOrphaned(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "smi.pid")
+	smi := "#!/bin/sh\necho $$ > '" + pidFile + ".tmp'\nmv '" + pidFile + ".tmp' '" + pidFile + "'\nexec sleep 3600\n"
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(smi), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := scenario{wrapped: true, lensArgs: []string{"--flush-timeout", "1s"}, args: []string{"hold"},
+		sys: &syscall.SysProcAttr{Setpgid: true},
+		env: map[string]string{
+			"PATH":                 dir + ":" + os.Getenv("PATH"),
+			"NEMO_LENS_ENABLED":    "true",
+			"OTEL_TRACES_EXPORTER": "console",
+		}}
+	r := s.start(t)
+	var smiPID int
+	for deadline := time.Now().Add(guard / 2); smiPID == 0; time.Sleep(time.Millisecond) {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			smiPID, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the probe never ran; stderr %q", r.stderr)
+		}
+	}
+	t.Cleanup(func() { _ = syscall.Kill(smiPID, syscall.SIGKILL) })
+	send(t, r.pid(), syscall.SIGTERM)
+	for range r.lines {
+	}
+	if st := r.status(); st != 128+int(syscall.SIGTERM) {
+		t.Errorf("lens: status %d, want %d (the command killed by SIGTERM); stderr %q", st, 128+int(syscall.SIGTERM), r.stderr)
+	}
+	for deadline := time.Now().Add(guard / 2); ; time.Sleep(time.Millisecond) {
+		if st := procState(smiPID); st == "" || st == "Z" || st == "X" {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the probe (pid %d) outlived lens, state %q", smiPID, st)
+		}
+	}
+}
