@@ -1,12 +1,14 @@
 package supervise
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"syscall"
 
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/process"
 )
 
 // Mode says how the signals lens receives reach the command.
@@ -53,9 +55,6 @@ func ParseMode(s string) (Mode, error) {
 	return ModeAuto, fmt.Errorf("unknown signal mode %q (auto, relay or direct)", s)
 }
 
-// SlurmJobIDEnv is the variable whose presence makes [ModeAuto] direct.
-const SlurmJobIDEnv = "SLURM_JOB_ID"
-
 // ResolveMode returns m, or for [ModeAuto] the mode env calls for:
 // [ModeDirect] when SLURM_JOB_ID is set and not empty (Slurm signals the
 // processes of a step itself: srun's forwarding, --signal, scancel, the
@@ -64,7 +63,7 @@ func ResolveMode(m Mode, env environ.Lookuper) Mode {
 	if m != ModeAuto {
 		return m
 	}
-	if v, _ := environ.Or(env).LookupEnv(SlurmJobIDEnv); v != "" {
+	if v, _ := environ.Or(env).LookupEnv(process.SlurmJobIDEnv); v != "" {
 		return ModeDirect
 	}
 	return ModeRelay
@@ -124,7 +123,7 @@ type StartError struct {
 }
 
 func (e *StartError) Error() string {
-	if e.Searched && errorsIs(e.Err, syscall.ENOENT) {
+	if e.Searched && errors.Is(e.Err, syscall.ENOENT) {
 		return e.Name + ": command not found"
 	}
 	return e.Name + ": " + errnoText(e.Err)
@@ -135,7 +134,7 @@ func (e *StartError) Unwrap() error { return e.Err }
 // Status is the shell's status for the failure: 127 when nothing was
 // found, 126 when something was found and could not be run.
 func (e *StartError) Status() int {
-	if errorsIs(e.Err, syscall.ENOENT) {
+	if errors.Is(e.Err, syscall.ENOENT) {
 		return 127
 	}
 	return 126

@@ -7,8 +7,6 @@ import (
 	"unicode/utf8"
 )
 
-func errorsIs(err, target error) bool { return errors.Is(err, target) }
-
 // errnoText is the errno's text as the C library writes it ("Permission
 // denied") when err carries one, else err's text.
 func errnoText(err error) string {
