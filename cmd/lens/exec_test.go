@@ -307,14 +307,11 @@ func TestExecTraceContext(t *testing.T) {
 			// The console exporter writes the span to lens's stderr, one JSON
 			// object; other lines (a coverage warning of the helper) may come
 			// first.
-			i := strings.Index(r.stderr, `{"Name"`)
-			if i < 0 {
-				t.Fatalf("no console span on stderr %q", r.stderr)
+			spans := consoleSpans(t, r.stderr)
+			if len(spans) != 1 {
+				t.Fatalf("%d console spans on stderr %q, want 1", len(spans), r.stderr)
 			}
-			var span consoleSpan
-			if err := json.NewDecoder(strings.NewReader(r.stderr[i:])).Decode(&span); err != nil {
-				t.Fatalf("console span on stderr %q: %v", r.stderr, err)
-			}
+			span := spans[0]
 			if span.SpanContext.TraceID != m[1] || span.SpanContext.SpanID != m[2] {
 				t.Errorf("span %s/%s, child TRACEPARENT %s", span.SpanContext.TraceID, span.SpanContext.SpanID, got["TRACEPARENT"])
 			}
@@ -395,5 +392,25 @@ func TestExecTelemetryConfigError(t *testing.T) {
 	r := runBin(t, helperEnv("exit=0", map[string]string{"NEMO_LENS_ENABLED": "maybe"}), "", "exec", self(t))
 	if r.code != 0 || !strings.Contains(r.stderr, "telemetry disabled") || !strings.Contains(r.stderr, "NEMO_LENS_ENABLED") {
 		t.Errorf("lens exec with NEMO_LENS_ENABLED=maybe: %v, want the command run and a message", r)
+	}
+}
+
+// consoleSpans decodes the console exporter's spans written among other
+// lines of stderr.
+func consoleSpans(t *testing.T, stderr string) []consoleSpan {
+	t.Helper()
+	var out []consoleSpan
+	for rest := stderr; ; {
+		i := strings.Index(rest, `{"Name"`)
+		if i < 0 {
+			return out
+		}
+		dec := json.NewDecoder(strings.NewReader(rest[i:]))
+		var s consoleSpan
+		if err := dec.Decode(&s); err != nil {
+			t.Fatalf("console span in %q: %v", stderr, err)
+		}
+		out = append(out, s)
+		rest = rest[i+int(dec.InputOffset()):]
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -773,26 +772,6 @@ func TestExecProbeDoesNotDelayStart(t *testing.T) {
 	}
 	if got := spans[0].resource("host.gpu.count"); got != float64(3) {
 		t.Errorf("host.gpu.count = %v, want 3 from the probe", got)
-	}
-}
-
-// consoleSpans decodes the console exporter's spans written among other
-// lines of stderr.
-func consoleSpans(t *testing.T, stderr string) []consoleSpan {
-	t.Helper()
-	var out []consoleSpan
-	for rest := stderr; ; {
-		i := strings.Index(rest, `{"Name"`)
-		if i < 0 {
-			return out
-		}
-		dec := json.NewDecoder(strings.NewReader(rest[i:]))
-		var s consoleSpan
-		if err := dec.Decode(&s); err != nil {
-			t.Fatalf("console span in %q: %v", stderr, err)
-		}
-		out = append(out, s)
-		rest = rest[i+int(dec.InputOffset()):]
 	}
 }
 
