@@ -22,13 +22,7 @@ import (
 // internal/callgrind, or package testing).
 func TestShippedCodeHasNoTestSupport(t *testing.T) {
 	t.Parallel()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the go command is needed: %v", err)
-		}
-		t.Skipf("skipping: no go command: %v", err)
-	}
+	goBin := goCommand(t)
 	const module = "github.com/nemolens/lens-go"
 	// What ships: the public packages (no internal/ in their path) and the
 	// lens command, with everything they import.
@@ -75,13 +69,7 @@ func TestShippedCodeHasNoTestSupport(t *testing.T) {
 // exporters.
 func TestCLIDoesNotLinkMetricsOrLogs(t *testing.T) {
 	t.Parallel()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the go command is needed: %v", err)
-		}
-		t.Skipf("skipping: no go command: %v", err)
-	}
+	goBin := goCommand(t)
 	out, err := exec.Command(goBin, "list", "-deps", "./cmd/lens").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -273,13 +261,7 @@ func TestImportGrouping(t *testing.T) {
 // resource assembly are separate (docs/architecture.md).
 func TestInternalConcernsApart(t *testing.T) {
 	t.Parallel()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the go command is needed: %v", err)
-		}
-		t.Skipf("skipping: no go command: %v", err)
-	}
+	goBin := goCommand(t)
 	out, err := exec.Command(goBin, "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./internal/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -307,4 +289,18 @@ func TestInternalConcernsApart(t *testing.T) {
 	if checked < 5 {
 		t.Errorf("only %d internal packages listed", checked)
 	}
+}
+
+// goCommand returns the go command's path; without one the test is skipped,
+// or fails under CI.
+func goCommand(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the go command is needed: %v", err)
+		}
+		t.Skipf("skipping: no go command: %v", err)
+	}
+	return goBin
 }
