@@ -15,14 +15,6 @@ import (
 
 	"go.opentelemetry.io/contrib/bridges/otelslog"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/stdout/stdoutlog"
-	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
-	sdklog "go.opentelemetry.io/otel/sdk/log"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/nemolens/lens-go/carrier"
@@ -31,6 +23,8 @@ import (
 	"github.com/nemolens/lens-go/internal/logx"
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/telemetry"
+	"github.com/nemolens/lens-go/internal/telemetry/logs"
+	"github.com/nemolens/lens-go/internal/telemetry/metrics"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -245,14 +239,22 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 		}
 	}
 	if !cfg.MetricsDisabled && (o.metricReader != nil || o.metricExp != nil || s.Metrics.Kind != telemetry.KindNone) {
-		if h.sdkMP, err = newMeterProvider(ctx, res, s, o, console, h, diag); err != nil {
+		var guard *telemetry.RefusalGuard
+		if h.sdkMP, guard, err = metrics.New(ctx, res, s, metrics.Options{
+			Reader: o.metricReader, Exporter: o.metricExp, Console: console, Diagnostics: diag,
+		}); err != nil {
 			return nil, err
 		}
+		h.guards = append(h.guards, guard)
 	}
 	if cfg.LogsEnabled && (o.logExporter != nil || s.Logs.Kind != telemetry.KindNone) {
-		if h.sdkLP, err = newLoggerProvider(ctx, res, s, o, console, h, diag); err != nil {
+		var guard *telemetry.RefusalGuard
+		if h.sdkLP, guard, err = logs.New(ctx, res, s, logs.Options{
+			Exporter: o.logExporter, Console: console, Diagnostics: diag,
+		}); err != nil {
 			return nil, err
 		}
+		h.guards = append(h.guards, guard)
 		h.logger = otelslog.NewLogger(InstrumentationName, otelslog.WithLoggerProvider(h.sdkLP))
 	}
 	if h.sdkLP != nil || (h.sdkMP != nil && o.metricReader != nil) {
@@ -265,88 +267,6 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 	id, _ := attrs.Get(lensconv.ServiceInstanceID)
 	h.restoreIdentity = process.SetIdentity(process.Identity{RunID: cfg.RunID, InstanceID: id.String()})
 	return h, nil
-}
-
-// metricExporters are the metric exporters of every kind and protocol.
-func metricExporters(console io.Writer) telemetry.Exporters[sdkmetric.Exporter] {
-	return telemetry.Exporters[sdkmetric.Exporter]{
-		Console: func() (sdkmetric.Exporter, error) { return stdoutmetric.New(stdoutmetric.WithWriter(console)) },
-		HTTP: func(ctx context.Context, sig telemetry.Signal) (sdkmetric.Exporter, error) {
-			return otlpmetrichttp.New(ctx, telemetry.HTTPOptions[otlpmetrichttp.Option]{
-				Timeout: otlpmetrichttp.WithTimeout, EndpointURL: otlpmetrichttp.WithEndpointURL, TLS: otlpmetrichttp.WithTLSClientConfig,
-			}.For(sig)...)
-		},
-		GRPC: func(ctx context.Context, sig telemetry.Signal, guard *telemetry.RefusalGuard) (sdkmetric.Exporter, error) {
-			return otlpmetricgrpc.New(ctx, telemetry.GRPCOptions[otlpmetricgrpc.Option]{
-				Endpoint: otlpmetricgrpc.WithEndpoint, TLSCredentials: otlpmetricgrpc.WithTLSCredentials,
-				Timeout: otlpmetricgrpc.WithTimeout, DialOptions: otlpmetricgrpc.WithDialOption,
-			}.For(sig, guard)...)
-		},
-	}
-}
-
-// logExporters are the log exporters of every kind and protocol.
-func logExporters(console io.Writer) telemetry.Exporters[sdklog.Exporter] {
-	return telemetry.Exporters[sdklog.Exporter]{
-		Console: func() (sdklog.Exporter, error) { return stdoutlog.New(stdoutlog.WithWriter(console)) },
-		HTTP: func(ctx context.Context, sig telemetry.Signal) (sdklog.Exporter, error) {
-			return otlploghttp.New(ctx, telemetry.HTTPOptions[otlploghttp.Option]{
-				Timeout: otlploghttp.WithTimeout, EndpointURL: otlploghttp.WithEndpointURL, TLS: otlploghttp.WithTLSClientConfig,
-			}.For(sig)...)
-		},
-		GRPC: func(ctx context.Context, sig telemetry.Signal, guard *telemetry.RefusalGuard) (sdklog.Exporter, error) {
-			return otlploggrpc.New(ctx, telemetry.GRPCOptions[otlploggrpc.Option]{
-				Endpoint: otlploggrpc.WithEndpoint, TLSCredentials: otlploggrpc.WithTLSCredentials,
-				Timeout: otlploggrpc.WithTimeout, DialOptions: otlploggrpc.WithDialOption,
-				// otlploggrpc parses its endpoint variable itself to decide on
-				// security, and reports a HOST:PORT as invalid.
-				EndpointURL: otlploggrpc.WithEndpointURL, Insecure: otlploggrpc.WithInsecure,
-			}.For(sig, guard)...)
-		},
-	}
-}
-
-func newMeterProvider(ctx context.Context, res *resource.Resource, s *telemetry.Settings, o *options, console io.Writer, h *Handle, diag *telemetry.Diagnostics) (*sdkmetric.MeterProvider, error) {
-	if o.metricReader != nil {
-		// A caller's reader reads the provider's resource as the SDK builds
-		// it (see WithMetricReader).
-		return sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(o.metricReader)), nil
-	}
-	exp := o.metricExp
-	var guard *telemetry.RefusalGuard
-	if exp == nil {
-		var err error
-		if exp, guard, err = metricExporters(console).New(ctx, s.Metrics, s.Secrets); err != nil {
-			return nil, fmt.Errorf("lens: metric exporter: %w", err)
-		}
-	}
-	h.guards = append(h.guards, guard)
-	reader := sdkmetric.NewPeriodicReader(&metricExporter{Exporter: exp, res: res, guard: guard, invalid: diag.InvalidUTF8},
-		sdkmetric.WithInterval(s.MetricExportInterval), sdkmetric.WithTimeout(s.MetricExportTimeout))
-	// No WithResource: the SDK would parse OTEL_RESOURCE_ATTRIBUTES once
-	// more; the exporter wrapper stamps res on every export instead.
-	return sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), nil
-}
-
-func newLoggerProvider(ctx context.Context, res *resource.Resource, s *telemetry.Settings, o *options, console io.Writer, h *Handle, diag *telemetry.Diagnostics) (*sdklog.LoggerProvider, error) {
-	exp := o.logExporter
-	var guard *telemetry.RefusalGuard
-	if exp == nil {
-		var err error
-		if exp, guard, err = logExporters(console).New(ctx, s.Logs, s.Secrets); err != nil {
-			return nil, fmt.Errorf("lens: log exporter: %w", err)
-		}
-	}
-	h.guards = append(h.guards, guard)
-	proc := sdklog.NewBatchProcessor(&logExporter{Exporter: exp, guard: guard, invalid: diag.InvalidUTF8},
-		sdklog.WithMaxQueueSize(s.BLRPMaxQueueSize),
-		sdklog.WithExportMaxBatchSize(s.BLRPMaxExportBatch),
-		sdklog.WithExportInterval(s.BLRPScheduleDelay),
-		sdklog.WithExportTimeout(s.BLRPExportTimeout))
-	// Log records cannot be given another resource on the way out, so the
-	// provider gets it (and the SDK merges its own parse of the process
-	// environment under it; see the package documentation).
-	return sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(proc)), nil
 }
 
 // warnSDKOnlyKeys reports the keys that the SDK's own parse of the process

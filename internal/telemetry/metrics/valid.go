@@ -1,19 +1,13 @@
-package lens
+package metrics
 
 import (
-	"slices"
-
-	"go.opentelemetry.io/otel/attribute"
-	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
-// Metric data and log records with U+FFFD in place of invalid UTF-8
-// (docs/resource.md#invalid-utf-8); the span pipeline does the same for
-// spans (internal/telemetry, which the lens command links without the
-// metric and log SDKs).
+// Metric data with U+FFFD in place of invalid UTF-8
+// (docs/resource.md#invalid-utf-8).
 
 // validResourceMetrics makes the strings of rm valid UTF-8 in place — the
 // scopes, the names, descriptions and units of the metrics, and the
@@ -81,64 +75,4 @@ func validExemplars[N int64 | float64](es []metricdata.Exemplar[N], exemplars fu
 	for i := range es {
 		es[i].FilteredAttributes, _ = telemetry.ValidKeyValues(es[i].FilteredAttributes, exemplars)
 	}
-}
-
-// validLogRecords returns records with valid UTF-8 bodies, attributes,
-// event names and severity texts, reporting each one it changed: records
-// itself when nothing changed, else a copy (records belong to the caller).
-// The resource and the instrumentation scope of a record cannot be
-// replaced; Setup's resource is valid already.
-func validLogRecords(records []sdklog.Record, invalid func(what, source string)) []sdklog.Record {
-	var out []sdklog.Record
-	attrs := telemetry.ReportKey(invalid, "log attribute ")
-	for i := range records {
-		r := &records[i]
-		body, bc := telemetry.ValidValue(r.Body())
-		event, ec := telemetry.ValidString(r.EventName())
-		sev, sc := telemetry.ValidString(r.SeverityText())
-		var kvs []attribute.KeyValue
-		ac := false
-		r.WalkAttributes(func(kv attribute.KeyValue) bool {
-			if !ac {
-				_, kc := telemetry.ValidString(string(kv.Key))
-				_, vc := telemetry.ValidValue(kv.Value)
-				ac = kc || vc
-			}
-			return !ac
-		})
-		if ac {
-			r.WalkAttributes(func(kv attribute.KeyValue) bool {
-				kvs = append(kvs, kv)
-				return true
-			})
-			kvs, _ = telemetry.ValidKeyValues(kvs, attrs)
-		}
-		if !bc && !ec && !sc && !ac {
-			continue
-		}
-		if out == nil {
-			out = slices.Clone(records)
-		}
-		c := r.Clone()
-		if bc {
-			invalid("log body", "")
-			c.SetBody(body)
-		}
-		if ec {
-			invalid("log event name", "")
-			c.SetEventName(event)
-		}
-		if sc {
-			invalid("log severity text", "")
-			c.SetSeverityText(sev)
-		}
-		if ac {
-			c.SetAttributes(kvs...)
-		}
-		out[i] = c
-	}
-	if out == nil {
-		return records
-	}
-	return out
 }
