@@ -21,66 +21,47 @@ const (
 	ExporterConsole = telemetry.ExporterConsole
 )
 
-// Config is the telemetry configuration (docs/resource.md#configuration), the Go form of the
-// reference's TelemetryConfig.
+// Config is the telemetry configuration (docs/resource.md#configuration), the
+// Go form of the reference's TelemetryConfig. [FromEnv] reads it from the
+// environment; a Config built in code works the same.
 //
-// The zero Config is the reference's defaults (docs/resource.md#configuration) and means "telemetry
-// disabled": [Setup] then returns no-op providers. Every zero field means
-// its default: ServiceName "" is [DefaultServiceName] ("nemo"), Exporter ""
-// is [ExporterOTLP], SpanGroups "" is [DefaultSpanGroups], and the signal
-// switches are named so that false is the default (traces and metrics on,
-// logs off). Config{Enabled: true} therefore exports traces and metrics over
-// OTLP, exactly as the defaults say.
-type Config struct {
-	// Enabled switches telemetry on. A disabled Setup installs nothing and
-	// costs next to nothing. Default false.
-	Enabled bool
-	// ServiceName is the service.name resource attribute. "" means "nemo".
-	// [FromEnv] fills it from OTEL_SERVICE_NAME (trimmed).
-	ServiceName string
-	// TracesDisabled keeps Setup from building a tracer provider (the
-	// reference's traces_enabled=false; <prefix>_TRACES_ENABLED=false).
-	// Default false: traces are on.
-	TracesDisabled bool
-	// MetricsDisabled keeps Setup from building a meter provider (the
-	// reference's metrics_enabled=false; <prefix>_METRICS_ENABLED=false).
-	// Default false: metrics are on.
-	MetricsDisabled bool
-	// LogsEnabled builds a logger provider (and the log/slog bridge of
-	// [Handle.Logger]). Default false.
-	LogsEnabled bool
-	// SpanGroups names the span groups instrumentations should emit
-	// ("default"). Setup does not interpret it; it is carried for the
-	// instrumentations that read the configuration.
-	SpanGroups string
-	// Exporter is "otlp" or "console"; "" means "otlp". It applies to every
-	// signal whose OTEL_<SIGNAL>_EXPORTER is unset (see the package
-	// documentation, "Standard OpenTelemetry switches"). Any other value
-	// makes an enabled Setup fail with [ErrUnknownExporter].
-	Exporter string
-	// RunID is the run id (nemo.run.id and the prefix of the rank-derived
-	// service.instance.id), the same for every process of a run. An enabled
-	// Setup fills an empty one (see [NewRunID]) and hands it to the
-	// processes this one starts (see the package documentation, "Run
-	// identity across processes").
-	RunID string
-	// User is the user id (nemo.user.id). FromEnv reads it from <prefix>_USER_ID.
-	User string
-	// WandbEntity is the Weights & Biases entity (wandb.entity).
-	WandbEntity string
-	// WandbProject is the Weights & Biases project (wandb.project).
-	WandbProject string
-}
+// The zero Config is the reference's defaults and means "telemetry
+// disabled": [Setup] then returns no-op providers. Every zero field means its
+// default, so Config{Enabled: true} exports traces and metrics over OTLP.
+// Its fields:
+//
+//   - Enabled bool: switches telemetry on. A disabled Setup installs nothing
+//     and costs next to nothing.
+//   - ServiceName string: the service.name resource attribute; "" means
+//     [DefaultServiceName] ("nemo"). FromEnv fills it from OTEL_SERVICE_NAME
+//     (trimmed).
+//   - TracesDisabled, MetricsDisabled bool: keep Setup from building the
+//     tracer or meter provider (the reference's traces_enabled=false,
+//     metrics_enabled=false). Default false: traces and metrics are on.
+//   - LogsEnabled bool: builds a logger provider (and the log/slog bridge of
+//     [Handle.Logger]). Default false.
+//   - SpanGroups string: the span groups instrumentations should emit; ""
+//     means [DefaultSpanGroups]. Setup carries it without interpreting it.
+//   - Exporter string: [ExporterOTLP] or [ExporterConsole]; "" means "otlp".
+//     It applies to every signal whose OTEL_<SIGNAL>_EXPORTER is unset; any
+//     other value makes an enabled Setup fail with [ErrUnknownExporter].
+//   - RunID string: the run id (nemo.run.id and the prefix of the
+//     rank-derived service.instance.id), the same for every process of a run.
+//     An enabled Setup fills an empty one ([NewRunID]) and hands it to the
+//     processes this one starts (docs/resource.md#run-id-fill-in).
+//   - User string: the user id (nemo.user.id; <prefix>_USER_ID).
+//   - WandbEntity, WandbProject string: the Weights & Biases entity and
+//     project (wandb.entity, wandb.project).
+//
+// Its method WithDefaults returns it with every empty string field
+// replaced by its default (the run id stays as it is).
+type Config = telemetry.Config
 
-// DefaultConfig returns the reference's defaults (docs/resource.md#configuration) with every
-// default spelled out: disabled, service name "nemo", traces and metrics on,
-// logs off, span groups "default", exporter "otlp", everything else empty.
-// It behaves exactly as the zero Config.
-func DefaultConfig() Config { return Config{}.withDefaults() }
-
-// withDefaults returns c with its empty string fields replaced by their
-// defaults (the run id stays as it is).
-func (c Config) withDefaults() Config { return Config(telemetry.Config(c).WithDefaults()) }
+// DefaultConfig returns the reference's defaults with every default spelled
+// out: disabled, service name "nemo", traces and metrics on, logs off, span
+// groups "default", exporter "otlp", everything else empty. It behaves
+// exactly as the zero Config.
+func DefaultConfig() Config { return Config{}.WithDefaults() }
 
 // Errors reported for invalid configuration values; test with errors.Is.
 var (
@@ -141,6 +122,5 @@ type ConfigError = telemetry.ConfigError
 // Options used: WithEnv, WithPrefix, WithFallbackPrefix.
 func FromEnv(opts ...Option) (Config, error) {
 	o := newOptions(opts)
-	c, err := telemetry.FromEnv(o.t.Env, o.prefix, o.fallbackPrefix)
-	return Config(c), err
+	return telemetry.FromEnv(o.t.Env, o.prefix, o.fallbackPrefix)
 }

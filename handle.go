@@ -68,7 +68,7 @@ func (h *Handle) IsExporting() bool { return h != nil && h.exporting }
 // OTEL_SDK_DISABLED=true disabled it.
 func (h *Handle) Config() Config {
 	if h == nil {
-		return Config{}.withDefaults()
+		return Config{}.WithDefaults()
 	}
 	return h.cfg
 }
@@ -161,34 +161,30 @@ func (h *Handle) Logger() *slog.Logger {
 //
 //	Ended = Exported + Dropped + Failed + Pending
 //
+// Its fields, all int64:
+//
+//   - Ended: sampled spans that ended while the Handle's tracer provider
+//     ran, including those that ended after Shutdown began.
+//   - Exported: spans the exporter accepted.
+//   - Dropped: spans never handed to the exporter, because
+//     OTEL_BSP_MAX_QUEUE_SIZE spans (default 2048) were already pending —
+//     while the collector is slow or unreachable, for example — or because
+//     they ended after Shutdown began. Ending a span never waits.
+//   - Failed: spans handed to the exporter whose export failed (the
+//     collector refused the connection, did not answer within
+//     OTEL_BSP_EXPORT_TIMEOUT, or returned an error), and spans still
+//     queued when Shutdown's deadline passed.
+//   - Pending: spans queued or being exported.
+//   - Open: sampled spans started but not ended — while the Handle runs,
+//     the spans in progress. After Shutdown the SDK no longer reports the
+//     end of a span, so the spans open then stay counted here for good.
+//
 // After a Shutdown that finished within its deadline Pending is 0; Open is
 // then the spans that had not ended when the provider stopped — a span
 // ended by a deferred End that runs after Shutdown (defer span.End() after
 // defer h.Shutdown(…)) is one of them — and they are never exported. Spans
 // started after Shutdown began are not recorded and not counted.
-type SpanCounts struct {
-	// Ended: sampled spans that ended while the Handle's tracer provider
-	// ran, including those that ended after Shutdown began.
-	Ended int64
-	// Exported: spans the exporter accepted.
-	Exported int64
-	// Dropped: spans never handed to the exporter, because
-	// OTEL_BSP_MAX_QUEUE_SIZE spans (default 2048) were already pending —
-	// while the collector is slow or unreachable, for example — or because
-	// they ended after Shutdown began. Ending a span never waits.
-	Dropped int64
-	// Failed: spans handed to the exporter whose export failed (the
-	// collector refused the connection, did not answer within
-	// OTEL_BSP_EXPORT_TIMEOUT, or returned an error), and spans still
-	// queued when Shutdown's deadline passed.
-	Failed int64
-	// Pending: spans queued or being exported.
-	Pending int64
-	// Open: sampled spans started but not ended — while the Handle runs,
-	// the spans in progress. After Shutdown the SDK no longer reports the
-	// end of a span, so the spans open then stay counted here for good.
-	Open int64
-}
+type SpanCounts = telemetry.SpanCounts
 
 // SpanCounts returns the span accounting; it is all zero when traces are
 // off.
@@ -196,7 +192,7 @@ func (h *Handle) SpanCounts() SpanCounts {
 	if h == nil || h.tracing == nil {
 		return SpanCounts{}
 	}
-	return SpanCounts(h.tracing.Counts())
+	return h.tracing.Counts()
 }
 
 // ForceFlush exports the spans, metrics and log records collected so far,

@@ -98,7 +98,7 @@ func NewRunID(env environ.Lookuper) string {
 // WithDetectOptions, WithExplanation, WithLogger.
 func ResourceAttributes(ctx context.Context, cfg Config, opts ...Option) (*attr.Map, error) {
 	o := newOptions(opts)
-	return assembly.ResourceAttributes(ctx, telemetry.Config(cfg.withDefaults()), &o.t, nil, false)
+	return assembly.ResourceAttributes(ctx, cfg.WithDefaults(), &o.t, nil, false)
 }
 
 // NewResource returns the resource an enabled [Setup] with the same
@@ -112,7 +112,7 @@ func ResourceAttributes(ctx context.Context, cfg Config, opts ...Option) (*attr.
 // Options used: those of ResourceAttributes.
 func NewResource(ctx context.Context, cfg Config, opts ...Option) (*resource.Resource, error) {
 	o := newOptions(opts)
-	m, err := exportedAttributes(ctx, cfg.withDefaults(), &o)
+	m, err := exportedAttributes(ctx, cfg.WithDefaults(), &o)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func exportedAttributes(ctx context.Context, cfg Config, o *options) (*attr.Map,
 		// The origins name the source of a value that is not valid UTF-8.
 		o.t.Explain = &detect.Explanation{}
 	}
-	tc := o.t.FillRunID(telemetry.Config(cfg))
+	tc := o.t.FillRunID(cfg)
 	base := assembly.SDKAttributes()
 	m, err := assembly.ResourceAttributes(ctx, tc, &o.t, base[:], true)
 	if err != nil {

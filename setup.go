@@ -158,7 +158,7 @@ func release() {
 // default with one warning; Setup does not fail for it. On error nothing
 // stays installed and the guard is not taken.
 func Setup(ctx context.Context, cfg Config, opts ...Option) (*Handle, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if !cfg.Enabled {
 		return &Handle{cfg: cfg}, nil
 	}
@@ -168,7 +168,7 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Handle, error) {
 		Metrics: !cfg.MetricsDisabled && o.metricReader == nil && o.metricExp == nil,
 		Logs:    cfg.LogsEnabled && o.logExporter == nil,
 	}
-	s, err := telemetry.ReadSettings(o.t.Env, telemetry.Config(cfg), need)
+	s, err := telemetry.ReadSettings(o.t.Env, cfg, need)
 	if s.SDKDisabled {
 		logx.Logger(o.t.Logger, logx.Providers).Debug("OTEL_SDK_DISABLED=true: telemetry is disabled")
 		cfg.Enabled = false
@@ -216,9 +216,9 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 		// The origins name the source of a value that is not valid UTF-8.
 		o.t.Explain = &detect.Explanation{}
 	}
-	cfg = Config(o.t.FillRunID(telemetry.Config(cfg)))
+	cfg = o.t.FillRunID(cfg)
 	base := assembly.SDKAttributes()
-	attrs, err := assembly.ResourceAttributes(ctx, telemetry.Config(cfg), &o.t, base[:], true)
+	attrs, err := assembly.ResourceAttributes(ctx, cfg, &o.t, base[:], true)
 	if err != nil {
 		return nil, err
 	}

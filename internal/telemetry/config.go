@@ -1,12 +1,3 @@
-// Package telemetry is the implementation behind package lens (the root
-// package) and the lens command: the configuration, the resource assembly,
-// the settings read from the standard OTEL_* variables, the span pipeline
-// with exact accounting, and the diagnostics routing. It builds traces only;
-// package lens adds metrics and logs, so that the lens command, which
-// exports one span, does not link the metric and log exporters.
-//
-// The exported types mirror those of package lens: lens.Config and
-// telemetry.Config have identical fields, so each converts to the other.
 package telemetry
 
 import (
@@ -27,7 +18,8 @@ const (
 	ExporterConsole    = "console"
 )
 
-// Config mirrors lens.Config field for field (see its documentation).
+// Config is the NEMO_LENS configuration; package lens exports it as
+// lens.Config, whose documentation describes every field.
 type Config struct {
 	Enabled         bool
 	ServiceName     string

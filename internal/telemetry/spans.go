@@ -15,35 +15,11 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// SpanCounts is the accounting of a span pipeline. Only sampled spans are
-// counted (unsampled spans are never exported). Every sampled span started
-// while the pipeline ran is in Ended or Open, and at every moment
-//
-//	Ended = Exported + Dropped + Failed + Pending
-//
-// After a Shutdown that finished within its deadline Pending is 0.
+// SpanCounts is the accounting of a span pipeline; package lens exports it
+// as lens.SpanCounts, whose documentation states the rules (Ended =
+// Exported + Dropped + Failed + Pending, and what each count holds).
 type SpanCounts struct {
-	// Ended is the number of sampled spans that ended while the pipeline
-	// ran (including spans ended after Shutdown began, which are dropped).
-	Ended int64
-	// Exported is the number of spans the exporter accepted (its
-	// ExportSpans returned nil).
-	Exported int64
-	// Dropped is the number of spans never handed to the exporter because
-	// the queue was full (OTEL_BSP_MAX_QUEUE_SIZE spans were pending) or
-	// because they ended after Shutdown began.
-	Dropped int64
-	// Failed is the number of spans handed to the exporter whose export
-	// failed (the collector refused, did not answer in time or returned an
-	// error), plus the spans still queued when Shutdown's deadline passed.
-	Failed int64
-	// Pending is the number of spans queued or being exported.
-	Pending int64
-	// Open is the number of sampled spans started but not ended. Once the
-	// tracer provider is shut down, the SDK no longer reports the end of a
-	// span: the spans still open then stay counted here for good (whether
-	// or not they end later), and are never exported.
-	Open int64
+	Ended, Exported, Dropped, Failed, Pending, Open int64
 }
 
 // spanPipeline is Lens's batch span processor: it replaces the SDK's
