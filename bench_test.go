@@ -272,7 +272,7 @@ func BenchmarkScaleSetup(b *testing.B) {
 	cfg := lens.DefaultConfig()
 	cfg.Enabled = true
 	cfg.RunID = "exp-1"
-	setup := func(b *testing.B, opts ...lens.Option) {
+	setup := func(b *testing.B, opts ...lens.SetupOption) {
 		opts = append(opts, lens.WithLogger(discardLogger), lens.WithSpanExporter(discardExporter{}),
 			lens.WithMetricReader(metric.NewManualReader()),
 			lens.WithDetectOptions(detect.WithKubernetesSecretsPath("/nonexistent")),

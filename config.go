@@ -118,9 +118,7 @@ type ConfigError = telemetry.ConfigError
 // variable (errors.As finds the first; errors.Is(err, ErrInvalidBool) works)
 // and the Config holds the defaults for those fields and the read values for
 // the others.
-//
-// Options used: WithEnv, WithPrefix, WithFallbackPrefix.
-func FromEnv(opts ...Option) (Config, error) {
-	o := newOptions(opts)
-	return telemetry.FromEnv(o.t.Env, o.prefix, o.fallbackPrefix)
+func FromEnv(opts ...ConfigOption) (Config, error) {
+	o := newConfigOptions(opts)
+	return telemetry.FromEnv(o.env, o.prefix, o.fallbackPrefix)
 }

@@ -85,7 +85,7 @@ func helperRun(t *testing.T) runOutcome {
 	if v := os.Getenv("LENS_FAULT_DEADLINE"); v != "" {
 		deadline, _ = time.ParseDuration(v)
 	}
-	opts := []lens.Option{
+	opts := []lens.SetupOption{
 		lens.WithDetectOptions(detectOptions(t, defaultLive)...),
 		// A training process names its rank (and the no-rank warning would
 		// be on every stderr).
@@ -549,7 +549,7 @@ func TestFaultDetectorMatchesSetup(t *testing.T) {
 			cfg.Enabled = true // RunID empty: filled the same way by both
 			logger, _ := newCapture()
 			env := environ.Map{"OTEL_RESOURCE_ATTRIBUTES": carrierText, "SLURM_JOB_ID": "77", "SLURM_PROCID": "3"}
-			opts := []lens.Option{
+			opts := []lens.ResourceOption{
 				lens.WithEnv(env),
 				lens.WithDetectOptions(detectOptions(t, live{host: "h", pid: 9, gpu: intp(4)})...),
 				lens.WithResourceAttributes(attribute.String("caller", "x")),
@@ -577,7 +577,7 @@ func TestFaultDetectorMatchesSetup(t *testing.T) {
 			_ = tp.Shutdown(ctx)
 			_ = mp.Shutdown(ctx)
 
-			h, err := lens.Setup(ctx, cfg, append(opts, lens.WithSpanExporter(tracetest.NewInMemoryExporter()),
+			h, err := lens.Setup(ctx, cfg, setupOptions(opts, lens.WithSpanExporter(tracetest.NewInMemoryExporter()),
 				lens.WithMetricReader(sdkmetric.NewManualReader()), lens.WithAllowReinit(), lens.WithoutGlobals())...)
 			if err != nil {
 				t.Fatal(err)

@@ -104,29 +104,37 @@ func installDiagnostics(d *telemetry.Diagnostics) *installedGlobals {
 	return g
 }
 
-// install makes h's providers and propagator the globals. The propagator
+// globalValues are the values Setup makes the globals; a nil one is left
+// as it is.
+type globalValues struct {
+	tp   trace.TracerProvider
+	mp   metric.MeterProvider
+	lp   log.LoggerProvider
+	prop propagation.TextMapPropagator
+}
+
+// install makes v's providers and propagator the globals. The propagator
 // is installed only over the default no-op propagator or another Lens
 // Handle's.
-func (g *installedGlobals) install(h *Handle) {
+func (g *installedGlobals) install(v globalValues) {
 	globalsMu.Lock()
 	defer globalsMu.Unlock()
-	if h.tracing != nil {
-		tp := h.tracing.Provider()
-		g.tp = tpChain.add(tp, orNoop(otel.GetTracerProvider(), trace.TracerProvider(tracenoop.NewTracerProvider())))
-		otel.SetTracerProvider(tp)
+	if v.tp != nil {
+		g.tp = tpChain.add(v.tp, orNoop(otel.GetTracerProvider(), trace.TracerProvider(tracenoop.NewTracerProvider())))
+		otel.SetTracerProvider(v.tp)
 	}
-	if h.sdkMP != nil {
-		g.mp = mpChain.add(h.sdkMP, orNoop(otel.GetMeterProvider(), metric.MeterProvider(metricnoop.NewMeterProvider())))
-		otel.SetMeterProvider(h.sdkMP)
+	if v.mp != nil {
+		g.mp = mpChain.add(v.mp, orNoop(otel.GetMeterProvider(), metric.MeterProvider(metricnoop.NewMeterProvider())))
+		otel.SetMeterProvider(v.mp)
 	}
-	if h.sdkLP != nil {
-		g.lp = lpChain.add(h.sdkLP, orNoop(otel.GetLoggerProvider(), log.LoggerProvider(lognoop.NewLoggerProvider())))
-		otel.SetLoggerProvider(h.sdkLP)
+	if v.lp != nil {
+		g.lp = lpChain.add(v.lp, orNoop(otel.GetLoggerProvider(), log.LoggerProvider(lognoop.NewLoggerProvider())))
+		otel.SetLoggerProvider(v.lp)
 	}
 	prev := otel.GetTextMapPropagator()
 	_, lens := prev.(*lensPropagator)
-	if h.propagator != nil && (lens || len(prev.Fields()) == 0) {
-		ours := &lensPropagator{h.propagator}
+	if v.prop != nil && (lens || len(prev.Fields()) == 0) {
+		ours := &lensPropagator{v.prop}
 		g.prop = propChain.add(ours, orNoop(prev, propagation.NewCompositeTextMapPropagator()))
 		otel.SetTextMapPropagator(ours)
 	}

@@ -195,18 +195,18 @@ type fixture struct {
 	spans  *tracetest.InMemoryExporter
 	reader *sdkmetric.ManualReader
 	logs   func() []logRecord
-	opts   []lens.Option // the resource options of the Setup
+	opts   []lens.ResourceOption // the resource options of the Setup
 }
 
 // setupFixture runs an enabled Setup (traces and metrics) with in-memory
 // exporters, the injected env and live facts, no globals and
 // WithAllowReinit, so that fixtures run in parallel.
-func setupFixture(t testing.TB, cfg lens.Config, env environ.Map, caller *attr.Map, l live, opts ...lens.Option) *fixture {
+func setupFixture(t testing.TB, cfg lens.Config, env environ.Map, caller *attr.Map, l live, opts ...lens.SetupOption) *fixture {
 	t.Helper()
 	logger, logs := newCapture()
 	f := &fixture{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader(), logs: logs}
 	cfg.Enabled = true
-	all := append([]lens.Option{
+	all := append([]lens.SetupOption{
 		lens.WithEnv(env),
 		lens.WithDetectOptions(detectOptions(t, l)...),
 		lens.WithResourceAttributes(caller.KeyValues()...),
@@ -221,7 +221,7 @@ func setupFixture(t testing.TB, cfg lens.Config, env environ.Map, caller *attr.M
 		t.Fatalf("Setup: %v", err)
 	}
 	f.h = h
-	f.opts = []lens.Option{lens.WithEnv(env), lens.WithDetectOptions(detectOptions(t, l)...),
+	f.opts = []lens.ResourceOption{lens.WithEnv(env), lens.WithDetectOptions(detectOptions(t, l)...),
 		lens.WithResourceAttributes(caller.KeyValues()...), lens.WithLogger(logger)}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -268,3 +268,13 @@ func sameSet(a, b *attr.Map) bool {
 }
 
 func intp(n int) *int { return &n }
+
+// setupOptions returns resource options as Setup's options (every
+// ResourceOption is a SetupOption; Go's slices do not convert).
+func setupOptions(opts []lens.ResourceOption, extra ...lens.SetupOption) []lens.SetupOption {
+	out := make([]lens.SetupOption, 0, len(opts)+len(extra))
+	for _, o := range opts {
+		out = append(out, o)
+	}
+	return append(out, extra...)
+}

@@ -304,3 +304,97 @@ func goCommand(t *testing.T) string {
 	}
 	return goBin
 }
+
+// TestRootFilesOneWay: inside the root package, no two files use each
+// other's unexported names (functions, types, variables, constants, and the
+// methods and fields of the types they declare) both ways
+// (docs/architecture.md#the-root-package).
+func TestRootFilesOneWay(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	pkgFiles, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type file struct {
+		name string
+		ast  *ast.File
+	}
+	var files []file
+	top := map[string]string{}       // unexported package-level name → file
+	members := map[string][]string{} // unexported method or field name → files
+	for _, name := range pkgFiles {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, file{name, f})
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv != nil {
+					if !d.Name.IsExported() {
+						members[d.Name.Name] = append(members[d.Name.Name], name)
+					}
+				} else if !d.Name.IsExported() {
+					top[d.Name.Name] = name
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						if !s.Name.IsExported() {
+							top[s.Name.Name] = name
+						}
+						if st, ok := s.Type.(*ast.StructType); ok {
+							for _, fl := range st.Fields.List {
+								for _, n := range fl.Names {
+									if !n.IsExported() {
+										members[n.Name] = append(members[n.Name], name)
+									}
+								}
+							}
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if !n.IsExported() && n.Name != "_" {
+								top[n.Name] = name
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	uses := map[[2]string][]string{} // {user, declarer} → names
+	for _, f := range files {
+		ast.Inspect(f.ast, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if !n.Sel.IsExported() {
+					if decl := members[n.Sel.Name]; len(decl) == 1 && decl[0] != f.name {
+						uses[[2]string{f.name, decl[0]}] = append(uses[[2]string{f.name, decl[0]}], n.Sel.Name)
+					}
+				}
+			case *ast.Ident:
+				// Obj is nil for identifiers the parser did not resolve in
+				// this file: package-level names of other files.
+				if decl, ok := top[n.Name]; ok && n.Obj == nil && decl != f.name {
+					uses[[2]string{f.name, decl}] = append(uses[[2]string{f.name, decl}], n.Name)
+				}
+			}
+			return true
+		})
+	}
+	for k, names := range uses {
+		if back, ok := uses[[2]string{k[1], k[0]}]; ok && k[0] < k[1] {
+			slices.Sort(names)
+			slices.Sort(back)
+			t.Errorf("%s and %s use each other's unexported names: %s uses %v; %s uses %v",
+				k[0], k[1], k[0], slices.Compact(names), k[1], slices.Compact(back))
+		}
+	}
+}

@@ -14,35 +14,113 @@ import (
 	"github.com/nemolens/lens-go/internal/assembly"
 )
 
-// Option configures [FromEnv], [Setup], [ResourceAttributes], [NewResource]
-// and [Detector]. Each function documents the options it uses and ignores
-// the others, so one option list can be passed to all of them.
-type Option interface {
-	apply(*options)
+// The options are typed by the functions that use them, so that an option
+// passed where it does nothing is a compile error:
+//
+//   - a [ConfigOption] configures [FromEnv];
+//   - a [ResourceOption] configures the resource: [ResourceAttributes],
+//     [NewResource], [Detector] and [Setup] (every ResourceOption is also a
+//     [SetupOption]);
+//   - a [SetupOption] configures [Setup] only;
+//   - [WithEnv] is all three ([EnvOption]).
+//
+// Their methods are unexported: only this package makes options.
+
+// ConfigOption configures [FromEnv]: [WithEnv], [WithPrefix],
+// [WithFallbackPrefix].
+type ConfigOption interface {
+	applyConfig(*configOptions)
 }
 
-type optionFunc func(*options)
+// SetupOption configures [Setup]: every [ResourceOption], and
+// [WithSpanExporter], [WithMetricReader], [WithMetricExporter],
+// [WithLogExporter], [WithAllowReinit], [WithConsoleWriter],
+// [WithoutGlobals].
+type SetupOption interface {
+	applySetup(*setupOptions)
+}
 
-func (f optionFunc) apply(o *options) { f(o) }
+// ResourceOption configures the resource of [ResourceAttributes],
+// [NewResource], [Detector] and [Setup]: [WithEnv],
+// [WithResourceAttributes], [WithRankFrom], [WithDetectOptions],
+// [WithExplanation], [WithLogger].
+type ResourceOption interface {
+	SetupOption
+	applyResource(*assembly.Options)
+}
 
-type options struct {
-	t              assembly.Options // resource assembly
-	spanExporter   sdktrace.SpanExporter
-	metricReader   sdkmetric.Reader
-	metricExp      sdkmetric.Exporter
-	logExporter    sdklog.Exporter
-	allowReinit    bool
-	consoleWriter  io.Writer
-	noGlobals      bool
+// EnvOption is the option of [WithEnv], which every function takes.
+type EnvOption interface {
+	ConfigOption
+	ResourceOption
+}
+
+// configOptions are FromEnv's.
+type configOptions struct {
+	env            environ.Lookuper
 	prefix         string
 	fallbackPrefix string
 }
 
-func newOptions(opts []Option) options {
-	var o options
+// setupOptions are Setup's: the resource's, and the exporters and globals.
+type setupOptions struct {
+	t             assembly.Options // resource assembly
+	spanExporter  sdktrace.SpanExporter
+	metricReader  sdkmetric.Reader
+	metricExp     sdkmetric.Exporter
+	logExporter   sdklog.Exporter
+	allowReinit   bool
+	consoleWriter io.Writer
+	noGlobals     bool
+}
+
+type configOption func(*configOptions)
+
+func (f configOption) applyConfig(o *configOptions) { f(o) }
+
+type setupOption func(*setupOptions)
+
+func (f setupOption) applySetup(o *setupOptions) { f(o) }
+
+type resourceOption func(*assembly.Options)
+
+func (f resourceOption) applyResource(o *assembly.Options) { f(o) }
+func (f resourceOption) applySetup(o *setupOptions)        { f(&o.t) }
+
+type envOption struct{ env environ.Lookuper }
+
+func (e envOption) applyConfig(o *configOptions)      { o.env = e.env }
+func (e envOption) applyResource(o *assembly.Options) { o.Env = e.env }
+func (e envOption) applySetup(o *setupOptions)        { o.t.Env = e.env }
+
+func newConfigOptions(opts []ConfigOption) configOptions {
+	var o configOptions
 	for _, opt := range opts {
 		if opt != nil {
-			opt.apply(&o)
+			opt.applyConfig(&o)
+		}
+	}
+	return o
+}
+
+func newResourceOptions(opts []ResourceOption) assembly.Options {
+	var o assembly.Options
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyResource(&o)
+		}
+	}
+	if o.Env == nil {
+		o.Env = environ.OS{}
+	}
+	return o
+}
+
+func newSetupOptions(opts []SetupOption) setupOptions {
+	var o setupOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applySetup(&o)
 		}
 	}
 	if o.t.Env == nil {
@@ -57,17 +135,17 @@ func newOptions(opts []Option) options {
 // keeps its first position and takes its last value; attributes with an
 // empty key, and slice-valued attributes (the carrier model has no form for
 // them), are ignored. A later WithResourceAttributes adds to the earlier
-// ones. Used by Setup, ResourceAttributes, NewResource and Detector.
-func WithResourceAttributes(kvs ...attribute.KeyValue) Option {
-	return optionFunc(func(o *options) { o.t.Attrs = append(o.t.Attrs, kvs...) })
+// ones.
+func WithResourceAttributes(kvs ...attribute.KeyValue) ResourceOption {
+	return resourceOption(func(o *assembly.Options) { o.Attrs = append(o.Attrs, kvs...) })
 }
 
 // WithSpanExporter makes Setup export spans with e instead of the exporter
 // the configuration names (the reference's span_exporter=). Spans still go
 // through Lens's non-blocking batch processor, and the resource e sees on
 // every span is exactly [Handle.Resource]. Setup's Handle shuts e down.
-func WithSpanExporter(e sdktrace.SpanExporter) Option {
-	return optionFunc(func(o *options) { o.spanExporter = e })
+func WithSpanExporter(e sdktrace.SpanExporter) SetupOption {
+	return setupOption(func(o *setupOptions) { o.spanExporter = e })
 }
 
 // WithMetricReader makes Setup register r instead of the periodic reader the
@@ -78,8 +156,8 @@ func WithSpanExporter(e sdktrace.SpanExporter) Option {
 // it: resource.Environment() of the process merged under [Handle.Resource]
 // (docs/resource.md#sdk-provider-merge). It can therefore hold extra keys that only the SDK's parser
 // produces (see the package documentation, "What leaves the process").
-func WithMetricReader(r sdkmetric.Reader) Option {
-	return optionFunc(func(o *options) { o.metricReader = r })
+func WithMetricReader(r sdkmetric.Reader) SetupOption {
+	return setupOption(func(o *setupOptions) { o.metricReader = r })
 }
 
 // WithMetricExporter makes Setup export metrics with e, through Lens's
@@ -87,16 +165,16 @@ func WithMetricReader(r sdkmetric.Reader) Option {
 // the configuration names. Unlike a reader passed to [WithMetricReader], e
 // sees exactly [Handle.Resource]. [WithMetricReader] takes precedence.
 // Setup's Handle shuts e down.
-func WithMetricExporter(e sdkmetric.Exporter) Option {
-	return optionFunc(func(o *options) { o.metricExp = e })
+func WithMetricExporter(e sdkmetric.Exporter) SetupOption {
+	return setupOption(func(o *setupOptions) { o.metricExp = e })
 }
 
 // WithLogExporter makes Setup export log records with e (through an sdklog
 // batch processor) instead of the exporter the configuration names. It has
 // an effect only when Config.LogsEnabled is set. Setup's Handle shuts e
 // down.
-func WithLogExporter(e sdklog.Exporter) Option {
-	return optionFunc(func(o *options) { o.logExporter = e })
+func WithLogExporter(e sdklog.Exporter) SetupOption {
+	return setupOption(func(o *setupOptions) { o.logExporter = e })
 }
 
 // WithEnv sets the environment Lens reads (nil: the process environment, at
@@ -110,48 +188,45 @@ func WithLogExporter(e sdklog.Exporter) Option {
 // (docs/resource.md#otlp-endpoint-and-tls); the OpenTelemetry exporters
 // keep reading the rest of theirs (headers, compression, timeouts) from
 // the process environment.
-func WithEnv(env environ.Lookuper) Option {
-	return optionFunc(func(o *options) { o.t.Env = env })
-}
+func WithEnv(env environ.Lookuper) EnvOption { return envOption{env: env} }
 
 // WithDetectOptions passes options to resource detection (package detect):
 // host name, PID, GPU probe, Kubernetes secrets path, logger. Its logger
 // defaults to the one of [WithLogger]; its environment is always the one of
 // [WithEnv].
-func WithDetectOptions(opts ...detect.Option) Option {
-	return optionFunc(func(o *options) { o.t.Detect = append(o.t.Detect, opts...) })
+func WithDetectOptions(opts ...detect.Option) ResourceOption {
+	return resourceOption(func(o *assembly.Options) { o.Detect = append(o.Detect, opts...) })
 }
 
 // WithExplanation records in e where every resource attribute came from
 // (the carrier, the configuration, the caller, detection, derivation), as
-// lens resource --explain prints it. Used by ResourceAttributes,
-// NewResource, Detector and Setup.
-func WithExplanation(e *detect.Explanation) Option {
-	return optionFunc(func(o *options) { o.t.Explain = e })
+// lens resource --explain prints it.
+func WithExplanation(e *detect.Explanation) ResourceOption {
+	return resourceOption(func(o *assembly.Options) { o.Explain = e })
 }
 
 // WithLogger sets the logger for Lens's own messages (the rank warning,
 // configuration warnings, export failures); nil means slog.Default() at the
 // time of logging. Messages carry a "logger" attribute with the reference's
 // logger name.
-func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(o *options) { o.t.Logger = l })
+func WithLogger(l *slog.Logger) ResourceOption {
+	return resourceOption(func(o *assembly.Options) { o.Logger = l })
 }
 
 // WithAllowReinit lets an enabled Setup succeed while another enabled
 // Handle is still active (the reference's _allow_reinit, meant for tests).
 // The Handles may shut down in any order: each Shutdown leaves the globals
 // of a live Handle installed (docs/resource.md#setup-once).
-func WithAllowReinit() Option {
-	return optionFunc(func(o *options) { o.allowReinit = true })
+func WithAllowReinit() SetupOption {
+	return setupOption(func(o *setupOptions) { o.allowReinit = true })
 }
 
 // WithConsoleWriter sets where the "console" exporter writes (default
 // os.Stdout, as the reference's console exporters and the OpenTelemetry Go
 // stdout exporters do). Writes are serialised, so w need not be safe for
 // concurrent use.
-func WithConsoleWriter(w io.Writer) Option {
-	return optionFunc(func(o *options) { o.consoleWriter = w })
+func WithConsoleWriter(w io.Writer) SetupOption {
+	return setupOption(func(o *setupOptions) { o.consoleWriter = w })
 }
 
 // WithoutGlobals keeps Setup from installing its providers, its propagator,
@@ -159,21 +234,21 @@ func WithConsoleWriter(w io.Writer) Option {
 // (otel.SetTracerProvider, otel.SetMeterProvider, otel.SetLoggerProvider,
 // otel.SetTextMapPropagator, otel.SetErrorHandler, otel.SetLogger). Use the
 // Handle's accessors instead.
-func WithoutGlobals() Option {
-	return optionFunc(func(o *options) { o.noGlobals = true })
+func WithoutGlobals() SetupOption {
+	return setupOption(func(o *setupOptions) { o.noGlobals = true })
 }
 
 // WithPrefix sets the prefix of the configuration variables [FromEnv] reads
 // (default [DefaultPrefix], "NEMO_LENS"): <prefix>_ENABLED, <prefix>_RUN_ID, ….
-func WithPrefix(prefix string) Option {
-	return optionFunc(func(o *options) { o.prefix = prefix })
+func WithPrefix(prefix string) ConfigOption {
+	return configOption(func(o *configOptions) { o.prefix = prefix })
 }
 
 // WithFallbackPrefix sets a second prefix [FromEnv] tries for every
 // configuration variable that is empty or absent under the first (the
 // reference's fallback_prefix).
-func WithFallbackPrefix(prefix string) Option {
-	return optionFunc(func(o *options) { o.fallbackPrefix = prefix })
+func WithFallbackPrefix(prefix string) ConfigOption {
+	return configOption(func(o *configOptions) { o.fallbackPrefix = prefix })
 }
 
 // Launchers whose variables [WithRankFrom] reads.
@@ -193,8 +268,7 @@ const (
 // an integer gives no attribute and a warning. This is opt-in and never the
 // default: the Python reference never reads RANK or SLURM_PROCID, so a
 // process that uses it reports what a Python process of the same job does
-// only if that one is given the same values. Used by Setup,
-// ResourceAttributes, NewResource and Detector.
-func WithRankFrom(launcher string) Option {
-	return optionFunc(func(o *options) { o.t.RankFrom = launcher })
+// only if that one is given the same values.
+func WithRankFrom(launcher string) ResourceOption {
+	return resourceOption(func(o *assembly.Options) { o.RankFrom = launcher })
 }

@@ -93,12 +93,9 @@ func NewRunID(env environ.Lookuper) string {
 // PID, GPU probe and Kubernetes path ([WithDetectOptions]) are injectable.
 // With [WithExplanation] the origin of every key is recorded. The error is
 // ctx's error when ctx is already done; the assembly itself cannot fail.
-//
-// Options used: WithEnv, WithResourceAttributes, WithRankFrom,
-// WithDetectOptions, WithExplanation, WithLogger.
-func ResourceAttributes(ctx context.Context, cfg Config, opts ...Option) (*attr.Map, error) {
-	o := newOptions(opts)
-	return assembly.ResourceAttributes(ctx, cfg.WithDefaults(), &o.t, nil, false)
+func ResourceAttributes(ctx context.Context, cfg Config, opts ...ResourceOption) (*attr.Map, error) {
+	o := newResourceOptions(opts)
+	return assembly.ResourceAttributes(ctx, cfg.WithDefaults(), &o, nil, false)
 }
 
 // NewResource returns the resource an enabled [Setup] with the same
@@ -108,31 +105,37 @@ func ResourceAttributes(ctx context.Context, cfg Config, opts ...Option) (*attr.
 // in every case: the rank-derived or explicit one, else this process's
 // random UUID v4 (drawn once per process, the SDK default). It is
 // schemaless (docs/resource.md#sdk-schema-url).
-//
-// Options used: those of ResourceAttributes.
-func NewResource(ctx context.Context, cfg Config, opts ...Option) (*resource.Resource, error) {
-	o := newOptions(opts)
-	m, err := exportedAttributes(ctx, cfg.WithDefaults(), &o)
+func NewResource(ctx context.Context, cfg Config, opts ...ResourceOption) (*resource.Resource, error) {
+	o := newResourceOptions(opts)
+	m, err := exportedAttributes(ctx, cfg.WithDefaults(), &o, telemetry.NewDiagnostics(o.Logger).InvalidUTF8)
 	if err != nil {
 		return nil, err
 	}
 	return m.Resource(), nil
 }
 
-// exportedAttributes is the attribute map of the exported resource for cfg
-// (whose run id it fills).
-func exportedAttributes(ctx context.Context, cfg Config, o *options) (*attr.Map, error) {
-	if o.t.Explain == nil {
+// exportedAttributes is the attribute map of the exported resource for cfg,
+// whose run id it fills (the filled Config is returned too), with invalid
+// UTF-8 replaced and reported to invalid.
+func exportedAttributes(ctx context.Context, cfg Config, o *assembly.Options, invalid func(what, source string)) (*attr.Map, error) {
+	m, _, err := exportedResource(ctx, cfg, o, invalid)
+	return m, err
+}
+
+// exportedResource is exportedAttributes with the Config whose run id it
+// filled.
+func exportedResource(ctx context.Context, cfg Config, o *assembly.Options, invalid func(what, source string)) (*attr.Map, Config, error) {
+	if o.Explain == nil {
 		// The origins name the source of a value that is not valid UTF-8.
-		o.t.Explain = &detect.Explanation{}
+		o.Explain = &detect.Explanation{}
 	}
-	tc := o.t.FillRunID(cfg)
+	cfg = o.FillRunID(cfg)
 	base := assembly.SDKAttributes()
-	m, err := assembly.ResourceAttributes(ctx, tc, &o.t, base[:], true)
+	m, err := assembly.ResourceAttributes(ctx, cfg, o, base[:], true)
 	if err != nil {
-		return nil, err
+		return nil, cfg, err
 	}
-	return validAttributes(m, o.t.Explain, telemetry.NewDiagnostics(o.t.Logger).InvalidUTF8), nil
+	return validAttributes(m, o.Explain, invalid), cfg, nil
 }
 
 // validAttributes returns m with U+FFFD in place of invalid UTF-8 in its
@@ -176,15 +179,13 @@ func describeSource(source string) string {
 // resource is schemaless, so it merges with the SDK's detectors without a
 // schema-URL conflict; note that a detector merged after it overrides its
 // keys (keep it last to keep the Lens values).
-//
-// Options used: those of ResourceAttributes.
-func Detector(cfg Config, opts ...Option) resource.Detector {
+func Detector(cfg Config, opts ...ResourceOption) resource.Detector {
 	return detector{cfg: cfg, opts: opts}
 }
 
 type detector struct {
 	cfg  Config
-	opts []Option
+	opts []ResourceOption
 }
 
 // Detect implements resource.Detector.

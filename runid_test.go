@@ -40,8 +40,8 @@ var runIDCases = []struct {
 
 // resourceOptions keep detection off the machine: a fixed host name, no
 // GPU probe, no Kubernetes path.
-func resourceOptions(env environ.Map) []lens.Option {
-	return []lens.Option{
+func resourceOptions(env environ.Map) []lens.ResourceOption {
+	return []lens.ResourceOption{
 		lens.WithEnv(env),
 		lens.WithDetectOptions(
 			detect.WithHostname(func() (string, error) { return "node-1", nil }),
@@ -133,7 +133,7 @@ func TestRunIDPrecedenceSetup(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, err := lens.Setup(context.Background(), cfg, append(resourceOptions(env),
+			h, err := lens.Setup(context.Background(), cfg, setupOptions(resourceOptions(env),
 				lens.WithSpanExporter(tracetest.NewInMemoryExporter()), lens.WithoutGlobals())...)
 			if err != nil {
 				t.Fatal(err)

@@ -2,7 +2,6 @@ package lens
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/contrib/bridges/otelslog"
@@ -19,7 +17,6 @@ import (
 
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/detect"
-	"github.com/nemolens/lens-go/internal/assembly"
 	"github.com/nemolens/lens-go/internal/logx"
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/telemetry"
@@ -27,11 +24,6 @@ import (
 	"github.com/nemolens/lens-go/internal/telemetry/metrics"
 	"github.com/nemolens/lens-go/lensconv"
 )
-
-// ErrAlreadySetUp is returned by an enabled [Setup] while the Handle of an
-// earlier enabled Setup has not been shut down (docs/resource.md#setup-once), unless
-// [WithAllowReinit] is given.
-var ErrAlreadySetUp = errors.New("lens: telemetry is already set up in this process")
 
 // ErrCollectorRefused is wrapped by the error of [Handle.Shutdown] when the
 // collector refused the connection, which ends the final export at once
@@ -68,32 +60,6 @@ const (
 	ProtocolGRPC         = telemetry.ProtocolGRPC
 	ProtocolHTTPProtobuf = telemetry.ProtocolHTTPProtobuf
 )
-
-// setups is the one-enabled-setup-per-process guard (docs/resource.md#setup-once): the number
-// of enabled Handles not yet shut down. Like the global providers it
-// guards, it is process-wide by nature.
-var setups struct {
-	mu     sync.Mutex
-	active int
-}
-
-func acquire(allowReinit bool) error {
-	setups.mu.Lock()
-	defer setups.mu.Unlock()
-	if setups.active > 0 && !allowReinit {
-		return fmt.Errorf("%w (shut the earlier Handle down first, or pass WithAllowReinit)", ErrAlreadySetUp)
-	}
-	setups.active++
-	return nil
-}
-
-func release() {
-	setups.mu.Lock()
-	defer setups.mu.Unlock()
-	if setups.active > 0 {
-		setups.active--
-	}
-}
 
 // Setup configures telemetry for the process, as the reference's
 // setup_telemetry does (docs/resource.md#resource-precedence), and returns its [Handle].
@@ -157,12 +123,12 @@ func release() {
 // OTEL_METRIC_EXPORT_*, OTEL_EXPORTER_OTLP_*TIMEOUT) is replaced by its
 // default with one warning; Setup does not fail for it. On error nothing
 // stays installed and the guard is not taken.
-func Setup(ctx context.Context, cfg Config, opts ...Option) (*Handle, error) {
+func Setup(ctx context.Context, cfg Config, opts ...SetupOption) (*Handle, error) {
 	cfg = cfg.WithDefaults()
 	if !cfg.Enabled {
 		return &Handle{cfg: cfg}, nil
 	}
-	o := newOptions(opts)
+	o := newSetupOptions(opts)
 	need := telemetry.Needs{
 		Traces:  !cfg.TracesDisabled && o.spanExporter == nil,
 		Metrics: !cfg.MetricsDisabled && o.metricReader == nil && o.metricExp == nil,
@@ -191,7 +157,7 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Handle, error) {
 	return h, nil
 }
 
-func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (_ *Handle, err error) {
+func build(ctx context.Context, cfg Config, o *setupOptions, s *telemetry.Settings) (_ *Handle, err error) {
 	diag := telemetry.NewDiagnostics(o.t.Logger)
 	diag.AddSecrets(s.Secrets...)
 	h := &Handle{cfg: cfg, propagator: s.Propagator, secrets: s.Secrets}
@@ -212,17 +178,10 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 		logx.Logger(o.t.Logger, logx.Providers).Warn(w)
 	}
 
-	if o.t.Explain == nil {
-		// The origins name the source of a value that is not valid UTF-8.
-		o.t.Explain = &detect.Explanation{}
-	}
-	cfg = o.t.FillRunID(cfg)
-	base := assembly.SDKAttributes()
-	attrs, err := assembly.ResourceAttributes(ctx, cfg, &o.t, base[:], true)
+	attrs, cfg, err := exportedResource(ctx, cfg, &o.t, diag.InvalidUTF8)
 	if err != nil {
 		return nil, err
 	}
-	attrs = validAttributes(attrs, o.t.Explain, diag.InvalidUTF8)
 	res := attrs.Resource()
 	h.cfg, h.attrs, h.res = cfg, attrs, res // cfg with its run id filled in
 
@@ -262,7 +221,17 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 	}
 	h.exporting = h.tracing != nil || h.sdkMP != nil || h.sdkLP != nil
 	if !o.noGlobals {
-		h.globals.install(h)
+		v := globalValues{prop: h.propagator}
+		if h.tracing != nil {
+			v.tp = h.tracing.Provider()
+		}
+		if h.sdkMP != nil {
+			v.mp = h.sdkMP
+		}
+		if h.sdkLP != nil {
+			v.lp = h.sdkLP
+		}
+		h.globals.install(v)
 	}
 	id, _ := attrs.Get(lensconv.ServiceInstanceID)
 	h.restoreIdentity = process.SetIdentity(process.Identity{RunID: cfg.RunID, InstanceID: id.String()})

@@ -34,9 +34,9 @@ func enabledConfig() lens.Config {
 
 // quietOptions are the options of a test Setup that must not touch the
 // process: injected environment and host facts, in-memory exporters.
-func quietOptions(t testing.TB, env environ.Map) []lens.Option {
+func quietOptions(t testing.TB, env environ.Map) []lens.SetupOption {
 	logger, _ := newCapture()
-	return []lens.Option{
+	return []lens.SetupOption{
 		lens.WithEnv(env),
 		lens.WithDetectOptions(detectOptions(t, defaultLive)...),
 		lens.WithSpanExporter(tracetest.NewInMemoryExporter()),
@@ -115,7 +115,7 @@ func TestNilHandle(t *testing.T) {
 // it needs the guard free.
 func TestSetupGuard(t *testing.T) {
 	ctx := context.Background()
-	opts := func(extra ...lens.Option) []lens.Option {
+	opts := func(extra ...lens.SetupOption) []lens.SetupOption {
 		return append(append(quietOptions(t, environ.Map{}), lens.WithoutGlobals()), extra...)
 	}
 	h1, err := lens.Setup(ctx, enabledConfig(), opts()...)

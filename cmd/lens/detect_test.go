@@ -190,7 +190,7 @@ func TestResource(t *testing.T) {
 		t.Fatal(err)
 	}
 	caller := attr.FromStrings("nv.dl.world_size", "8", "caller", "x")
-	opts := []lens.Option{lens.WithEnv(env), lens.WithResourceAttributes(caller.KeyValues()...)}
+	opts := []lens.ResourceOption{lens.WithEnv(env), lens.WithResourceAttributes(caller.KeyValues()...)}
 	res, err := lens.NewResource(ctx, cfg, opts...)
 	if err != nil {
 		t.Fatal(err)

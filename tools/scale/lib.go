@@ -59,7 +59,7 @@ var discardLogger = slog.New(slog.DiscardHandler)
 
 // setupOptions are the options of BenchmarkScaleSetup: discard exporter, a
 // manual metric reader, no globals, no Kubernetes path, no log output.
-func setupOptions(opts ...lens.Option) []lens.Option {
+func setupOptions(opts ...lens.SetupOption) []lens.SetupOption {
 	return append(opts, lens.WithLogger(discardLogger), lens.WithSpanExporter(discardExporter{}),
 		lens.WithMetricReader(sdkmetric.NewManualReader()),
 		lens.WithDetectOptions(detect.WithKubernetesSecretsPath("/nonexistent")),
@@ -98,7 +98,7 @@ func libOp(op, text string) (func(), error) {
 		}, nil
 	case "resource":
 		cfg := lens.Config{RunID: "exp-1"}
-		opts := []lens.Option{lens.WithEnv(env), lens.WithLogger(discardLogger),
+		opts := []lens.ResourceOption{lens.WithEnv(env), lens.WithLogger(discardLogger),
 			lens.WithDetectOptions(detect.WithKubernetesSecretsPath("/nonexistent"))}
 		return func() {
 			m, err := lens.ResourceAttributes(ctx, cfg, opts...)
@@ -106,7 +106,7 @@ func libOp(op, text string) (func(), error) {
 			sink += m.Len()
 		}, nil
 	case "setup", "setup-osenv":
-		var envOpt []lens.Option
+		var envOpt []lens.SetupOption
 		if op == "setup" {
 			envOpt = append(envOpt, lens.WithEnv(env))
 		} else {

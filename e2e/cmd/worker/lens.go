@@ -29,7 +29,7 @@ func runWorker(ctx context.Context, o *options, rec *worker.Record) error {
 	if err != nil {
 		return fmt.Errorf("lens.FromEnv: %w", err)
 	}
-	var opts []lens.Option
+	var opts []lens.SetupOption
 	if o.rankEnv != "" {
 		rank, err := atoi(o.rankEnv, os.Getenv(o.rankEnv))
 		if err != nil {
