@@ -101,7 +101,7 @@
 //	4  Config.TracesDisabled, …             the signal is off
 //	5  OTEL_<SIGNAL>_EXPORTER               none: off; otlp or console: beats NEMO_LENS_EXPORTER
 //	6  Config.Exporter (NEMO_LENS_EXPORTER) otlp (default) or console
-//	7  OTEL_EXPORTER_OTLP[_<SIGNAL>]_PROTOCOL  grpc (default, as the reference) or http/protobuf
+//	7  OTEL_EXPORTER_OTLP[_<SIGNAL>]_PROTOCOL  the OTLP protocol (docs/resource.md#configuration)
 //
 // and OTEL_PROPAGATORS (default tracecontext,baggage), OTEL_BSP_*,
 // OTEL_BLRP_*, OTEL_METRIC_EXPORT_INTERVAL (default 10000 ms, the

@@ -90,12 +90,11 @@ const (
 //     sdklog batch processor (OTEL_BLRP_*) and the log/slog bridge of
 //     [Handle.Logger]. A signal that is off gets a no-op provider.
 //   - Exporters: OTEL_<SIGNAL>_EXPORTER ("otlp", "console", "none") when
-//     set, else cfg.Exporter ("otlp", the default, or "console"). OTLP is
-//     gRPC unless OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, else
-//     OTEL_EXPORTER_OTLP_PROTOCOL, says "http/protobuf" (the reference's
-//     default; the OpenTelemetry specification's is http/protobuf); any
-//     other value — "http/json" included, which the Go exporters do not
-//     implement — is one [*ConfigError]. The endpoint, insecure and TLS
+//     set, else cfg.Exporter ("otlp", the default, or "console"). The OTLP
+//     protocol is OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, else
+//     OTEL_EXPORTER_OTLP_PROTOCOL, else the default
+//     (docs/resource.md#configuration); a value the Go exporters do not
+//     implement is one [*ConfigError]. The endpoint, insecure and TLS
 //     file variables (OTEL_EXPORTER_OTLP[_<SIGNAL>]_ENDPOINT, _INSECURE,
 //     _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY) are read by Setup:
 //     HOST:PORT works for gRPC; an endpoint the protocol cannot use or an

@@ -23,6 +23,15 @@ func (a *app) readCarrier() (string, error) {
 	return strings.TrimSuffix(string(b), "\n"), nil
 }
 
+// carrierOnly reads the carrier from stdin for a command that takes no
+// arguments.
+func (a *app) carrierOnly(args []string) (string, error) {
+	if err := noArgs(args); err != nil {
+		return "", err
+	}
+	return a.readCarrier()
+}
+
 // writeObject writes m as one JSON object and a newline, and reports on
 // stderr every key whose key or value had to be written with U+FFFD.
 func (a *app) writeObject(name string, m *attr.Map) error {
@@ -53,10 +62,7 @@ the carrier are kept by the parser) are written as \ufffd, one per byte, and
 the key is named on stderr.`,
 	setup: func(*flag.FlagSet) runFunc {
 		return func(_ context.Context, a *app, args []string) error {
-			if err := noArgs(args); err != nil {
-				return err
-			}
-			text, err := a.readCarrier()
+			text, err := a.carrierOnly(args)
 			if err != nil {
 				return err
 			}
@@ -227,10 +233,7 @@ there is a problem; 0, printing nothing, otherwise.`,
 		fs.Var(&required, "require", "comma-separated `keys` that must be present and non-empty (repeatable)")
 		fs.Var(&forbidden, "forbid", "comma-separated `keys` that must be absent (repeatable)")
 		return func(_ context.Context, a *app, args []string) error {
-			if err := noArgs(args); err != nil {
-				return err
-			}
-			text, err := a.readCarrier()
+			text, err := a.carrierOnly(args)
 			if err != nil {
 				return err
 			}

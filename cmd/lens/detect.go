@@ -42,15 +42,9 @@ output becomes {"attributes": OBJECT, "explain": [{"key", "source", "notes"}]}
 		format := choiceFlag(fs, "format", "text", "output `format`: text, json or env", "text", "json", "env")
 		explain := fs.Bool("explain", false, "say where every attribute came from")
 		return func(ctx context.Context, a *app, args []string) error {
-			if err := noArgs(args); err != nil {
+			e, err := explanation(args, *explain, format.value)
+			if err != nil {
 				return err
-			}
-			if *explain && format.value == "env" {
-				return usagef("--explain cannot be combined with --format env")
-			}
-			var e *detect.Explanation
-			if *explain {
-				e = &detect.Explanation{}
 			}
 			opts := append(a.detectOptions(), detect.WithExplanation(e))
 			var m *attr.Map
@@ -207,4 +201,19 @@ func typeName(v attr.Value) string {
 		return "bool"
 	}
 	return "null"
+}
+
+// explanation checks the arguments of detect and resource (none) and
+// returns the explanation to fill when --explain is given (nil otherwise).
+func explanation(args []string, explain bool, format string) (*detect.Explanation, error) {
+	if err := noArgs(args); err != nil {
+		return nil, err
+	}
+	if !explain {
+		return nil, nil
+	}
+	if format == "env" {
+		return nil, usagef("--explain cannot be combined with --format env")
+	}
+	return &detect.Explanation{}, nil
 }

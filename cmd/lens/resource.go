@@ -38,15 +38,9 @@ resource_attributes; type reconstruction turns the known integer fields
 		var attrs attrList
 		fs.Var(&attrs, "attr", "a caller resource attribute `KEY=VALUE` (a string; repeatable)")
 		return func(ctx context.Context, a *app, args []string) error {
-			if err := noArgs(args); err != nil {
+			e, err := explanation(args, *explain, format.value)
+			if err != nil {
 				return err
-			}
-			if *explain && format.value == "env" {
-				return usagef("--explain cannot be combined with --format env")
-			}
-			var e *detect.Explanation
-			if *explain {
-				e = &detect.Explanation{}
 			}
 			m, err := a.resource(ctx, attrs.m, e)
 			if err != nil {

@@ -128,17 +128,6 @@ func (p *Process) Mode() Mode { return p.mode }
 // been waited for: before, only the command is reaped.
 func (p *Process) ReapOrphans() { p.reapOnce.Do(func() { close(p.reapAll) }) }
 
-// Wait waits for the command to exit.
-func (p *Process) Wait() Exit {
-	<-p.done
-	return p.exit
-}
-
-// Interrupted is closed when SIGINT, SIGTERM, SIGHUP or SIGQUIT arrives
-// after the command has exited: lens's remaining work (the telemetry
-// flush) should end at once.
-func (p *Process) Interrupted() <-chan struct{} { return p.interrupted }
-
 // Close ends the relay of signals; call it when lens is about to exit.
 func (p *Process) Close() {
 	p.closeOnce.Do(func() { close(p.closed) })

@@ -82,15 +82,6 @@ func (p *Process) Mode() Mode { return p.mode }
 // ReapOrphans does nothing outside Linux.
 func (p *Process) ReapOrphans() {}
 
-// Wait waits for the command to exit.
-func (p *Process) Wait() Exit {
-	<-p.done
-	return p.exit
-}
-
-// Interrupted is closed when a signal arrives after the command exited.
-func (p *Process) Interrupted() <-chan struct{} { return p.interrupted }
-
 // Close ends the relay of signals.
 func (p *Process) Close() {
 	p.closeOnce.Do(func() { close(p.closed) })

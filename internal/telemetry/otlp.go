@@ -12,8 +12,8 @@ import (
 )
 
 // DefaultProtocol is the OTLP protocol when no OTEL_EXPORTER_OTLP_PROTOCOL
-// variable names one: gRPC, as the Python reference's (the OpenTelemetry
-// specification's default is http/protobuf; docs/resource.md#configuration).
+// variable names one; docs/resource.md#configuration states the choice and
+// why.
 const DefaultProtocol = ProtocolGRPC
 
 // HTTPOptions are the option constructors of one signal's OTLP/HTTP
