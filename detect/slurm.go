@@ -50,65 +50,12 @@ const (
 // (docs/detection.md#detect-slurm): the valid launcher-provided values of
 // the carrier (OTEL_RESOURCE_ATTRIBUTES in the environment of [WithEnv])
 // merged over the values derived from the local Slurm environment. It never
-// fails; without Slurm it returns an empty map.
-//
-// Activation: the result is non-empty when SLURM_JOB_ID is non-empty (a
-// whitespace-only value counts) or the carrier holds at least one of the 23
-// allowlisted keys ([lensconv.InheritedKeys]) with a valid, non-empty value.
-//
-// Inherited values: a carrier value of an allowlisted key is kept when it is
-// non-empty after decoding (values are not trimmed) and, for the four integer
-// keys, when it passes the strict integer rule
-// (docs/compatibility.md#integer-rule), becoming an int64;
-// otherwise it is dropped and the key falls back to its local value. Other
-// carrier keys (service.name, host.name, slurm.foo, the retired
-// slurm.nodelist, slurm.cluster and slurm.torchelastic.restart_count) are
-// ignored here. nv.dl.run.uuid is only ever passed through, never derived.
-//
-// Local derivation runs only when SLURM_JOB_ID is non-empty; "array mode"
-// means the variable SLURM_ARRAY_TASK_ID is present, even empty. Lists are
-// tried left to right and the first non-empty value wins; values are not
-// trimmed; an absent or empty value omits the key unless a default is named:
-//
-//	slurm.job.id                 "{SLURM_ARRAY_JOB_ID}_{SLURM_ARRAY_TASK_ID}" in array mode with a non-empty
-//	                             SLURM_ARRAY_JOB_ID, else SLURM_JOB_ID
-//	slurm.job.id.raw             SLURM_JOB_ID
-//	slurm.array.job_id           SLURM_ARRAY_JOB_ID, else SLURM_JOB_ID
-//	slurm.array.task_id          SLURM_ARRAY_TASK_ID; "0" when absent; omitted when present but empty
-//	slurm.array.count      int   SLURM_ARRAY_TASK_COUNT; 1 when absent or empty; invalid → omitted
-//	slurm.sluid                  LENS_SLURM_SLUID, NV_LAUNCH_SLUID
-//	slurm.array.sluid            LENS_SLURM_ARRAY_SLUID, NV_LAUNCH_ARRAY_SLUID
-//	slurm.job.name               SLURM_JOB_NAME
-//	slurm.cluster.name           SLURM_CLUSTER_NAME
-//	slurm.partition              SLURM_JOB_PARTITION, SLURM_PARTITION
-//	slurm.nnodes           int   SLURM_JOB_NUM_NODES, SLURM_NNODES: chosen first, then validated (an invalid
-//	                             SLURM_JOB_NUM_NODES omits the key; SLURM_NNODES is not consulted)
-//	slurm.ntasks           int   SLURM_NTASKS
-//	slurm.restart_count    int   SLURM_RESTART_COUNT; 0 when absent or empty; invalid → omitted
-//	slurm.job.user               SLURM_JOB_USER
-//	slurm.job.account            SLURM_JOB_ACCOUNT
-//	slurm.job.qos                SLURM_JOB_QOS
-//	slurm.job.reservation        SLURM_JOB_RESERVATION
-//	slurm.segment                SLURM_SEGMENT
-//	slurm.topology.addr          SLURM_TOPOLOGY_ADDR
-//	slurm.topology.addr_pattern  SLURM_TOPOLOGY_ADDR_PATTERN
-//	slurm.head_node.name         SLURMD_NODENAME, only outside a step (SLURM_STEP_ID and SLURM_STEPID both
-//	                             absent or empty)
-//	nv.dl.job.uuid               JobUUID(env)
-//
-// The local integers use the strict rule too, as the reference's
-// documentation says the same rule applies to inherited and local values;
-// the reference's local code calls Python int(), which also accepts "1_0"
-// and non-ASCII digits and rejects "5\x1f". This intentional divergence
-// (docs/compatibility.md#divergence-slurm-local-integers) is noted in the
-// explanation, naming what the reference reads, wherever the two rules
-// differ. Integers beyond int64 are invalid (Python's are unbounded:
-// docs/compatibility.md#divergence-int64).
-//
-// Order of the result: the inherited keys in carrier order, then the derived
-// keys that are still missing, in the order of the table above — exactly
-// merge(inherited, derived, overwrite=false)
-// (docs/detection.md#slurm-result-order, docs/compatibility.md#merge).
+// fails; without Slurm it returns an empty map. The rules are in
+// docs/detection.md: activation (#slurm-activation), array mode
+// (#slurm-array-mode), the table of keys and their variables
+// (#slurm-local-derivation), the integer rule (#slurm-local-integers),
+// the inherited keys (#slurm-inherited-keys) and the order of the result
+// (#slurm-result-order).
 //
 // Rejected carrier values and invalid local integers are logged at DEBUG
 // (logger "nemo.lens.resources.slurm") and recorded in the explanation of

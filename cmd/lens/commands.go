@@ -1,7 +1,7 @@
 package main
 
-// root is the command tree. Help texts are kept short here; doc.go is the
-// manual.
+// root is the command tree. Help texts are the short form; each command's
+// manual is its section of docs/cli.md (TestManualCoversCommands).
 var root = &command{
 	name:  "lens",
 	usage: "[--help] [--version] COMMAND [ARG...]",
