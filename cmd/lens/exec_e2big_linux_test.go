@@ -41,7 +41,12 @@ func execSize(argv, envv []string) int {
 // startsWith reports the error of starting argv[0] with envv
 // (os.StartProcess is execve(2)); nil when it started (and then exited).
 func startsWith(argv, envv []string) error {
-	p, err := os.StartProcess(argv[0], argv, &os.ProcAttr{Env: envv})
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	p, err := os.StartProcess(argv[0], argv, &os.ProcAttr{Env: envv, Files: []*os.File{null, null, null}})
 	if err != nil {
 		return err
 	}
