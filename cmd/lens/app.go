@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/nemolens/lens-go/environ"
@@ -72,6 +73,7 @@ func (a *app) main(ctx context.Context, args []string) int {
 	if a.stdin == nil {
 		a.stdin = strings.NewReader("")
 	}
+	a.stdout, a.stderr = sharedWriter(a.stdout), sharedWriter(a.stderr)
 	if a.logger == nil {
 		a.logger = newLogger(a.stderr, a.env)
 	}
@@ -79,6 +81,30 @@ func (a *app) main(ctx context.Context, args []string) int {
 		a.diag = telemetry.NewDiagnostics(a.logger)
 	}
 	return a.dispatch(ctx, root, args)
+}
+
+// sharedWriter returns w, when it is not a file, behind a mutex and
+// without its ReadFrom: in-process, lens exec copies the command's output
+// (from pipes) into the writers that lens's own messages go to, while they
+// are written (an E2BIG fallback notice, a failed export); bytes.Buffer's
+// ReadFrom, which io.Copy would use, loses what another goroutine writes
+// while its read of the pipe waits.
+func sharedWriter(w io.Writer) io.Writer {
+	if _, ok := w.(*os.File); ok || w == nil {
+		return w
+	}
+	return &lockedWriter{w: w}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // LogLevelEnv names the variable that sets the level of the library log
