@@ -97,8 +97,8 @@
 //
 //	1  OTEL_SDK_DISABLED=true               nothing is set up, whatever NEMO_LENS_ENABLED says
 //	2  Config.Enabled false                 nothing is set up
-//	3  an exporter given in code            that signal uses it (WithSpanExporter, …)
-//	4  Config.TracesDisabled, …             the signal is off
+//	3  Config.TracesDisabled, …             the signal is off
+//	4  an exporter given in code            that signal uses it (WithSpanExporter, …)
 //	5  OTEL_<SIGNAL>_EXPORTER               none: off; otlp or console: beats NEMO_LENS_EXPORTER
 //	6  Config.Exporter (NEMO_LENS_EXPORTER) otlp (default) or console
 //	7  OTEL_EXPORTER_OTLP[_<SIGNAL>]_PROTOCOL  the OTLP protocol (docs/resource.md#configuration)
