@@ -2,6 +2,7 @@ package lens_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -68,5 +69,20 @@ func TestSetupTracePerAttempt(t *testing.T) {
 				t.Errorf("two workers share trace %s without the mode", traces[0])
 			}
 		})
+	}
+}
+
+// TestSetupTracePerAttemptBadValue: a switch value that is not a boolean is
+// a configuration error naming the variable.
+func TestSetupTracePerAttemptBadValue(t *testing.T) {
+	t.Parallel()
+	cfg := enabledConfig()
+	cfg.MetricsDisabled = true
+	logger, _ := newCapture()
+	_, err := lens.Setup(context.Background(), cfg, lens.WithEnv(environ.Map{"NEMO_LENS_TRACE_PER_ATTEMPT": "sometimes"}),
+		lens.WithSpanExporter(tracetest.NewInMemoryExporter()), lens.WithLogger(logger), lens.WithoutGlobals(), lens.WithAllowReinit())
+	var ce *lens.ConfigError
+	if !errors.As(err, &ce) || ce.Var != "NEMO_LENS_TRACE_PER_ATTEMPT" || !errors.Is(err, lens.ErrInvalidBool) {
+		t.Errorf("Setup = %v, want a *lens.ConfigError for NEMO_LENS_TRACE_PER_ATTEMPT", err)
 	}
 }
