@@ -17,9 +17,9 @@ import (
 // the anchor was computed with
 // printf 'nemo.lens.attempt.anchor/%s' 1a280c0a-71d2-54bd-bd00-fa82efd94290 | sha256sum | cut -c1-16.
 const (
-	attempt1Trace  = "be42db52ed955653b035190f2392e702"
-	attempt0Trace  = "1a280c0a71d254bdbd00fa82efd94290"
-	attempt0Anchor = "8fa650cf8ac0adb1"
+	emitTestSR1Trace  = "be42db52ed955653b035190f2392e702"
+	emitTestSR0Trace  = "1a280c0a71d254bdbd00fa82efd94290"
+	emitTestSR0Anchor = "8fa650cf8ac0adb1"
 )
 
 // TestTracePerAttemptJaeger (issue 18): with NEMO_LENS_TRACE_PER_ATTEMPT,
@@ -52,14 +52,14 @@ func TestTracePerAttemptJaeger(t *testing.T) {
 	// Attempt 0, afterwards: its own trace.
 	runCmd(ctx, t, env(), 0, lensBin, "exec", "--", "/bin/true")
 
-	tr, err := j.WaitSpans(ctx, attempt1Trace, 4)
+	tr, err := j.WaitSpans(ctx, emitTestSR1Trace, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(tr.Spans) != 4 {
 		t.Fatalf("attempt 1's trace has %d spans, want 4: %+v", len(tr.Spans), tr.Spans)
 	}
-	link := jaeger.Reference{RefType: "FOLLOWS_FROM", TraceID: attempt0Trace, SpanID: attempt0Anchor}
+	link := jaeger.Reference{RefType: "FOLLOWS_FROM", TraceID: emitTestSR0Trace, SpanID: emitTestSR0Anchor}
 	var execs int
 	byName := map[string]*jaeger.Span{}
 	for i := range tr.Spans {
@@ -85,7 +85,7 @@ func TestTracePerAttemptJaeger(t *testing.T) {
 	if launch == nil || setup == nil {
 		t.Fatalf("emit-spans' spans missing: %v", byName)
 	}
-	if want := []jaeger.Reference{{RefType: "CHILD_OF", TraceID: attempt1Trace, SpanID: launch.SpanID}}; !slices.Equal(setup.References, want) {
+	if want := []jaeger.Reference{{RefType: "CHILD_OF", TraceID: emitTestSR1Trace, SpanID: launch.SpanID}}; !slices.Equal(setup.References, want) {
 		t.Errorf("launch.setup references %+v, want %+v", setup.References, want)
 	}
 	for _, c := range []struct {
@@ -97,7 +97,7 @@ func TestTracePerAttemptJaeger(t *testing.T) {
 		}
 	}
 
-	prev, err := j.WaitSpans(ctx, attempt0Trace, 1)
+	prev, err := j.WaitSpans(ctx, emitTestSR0Trace, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
