@@ -17,11 +17,13 @@ import (
 
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/internal/assembly"
 	"github.com/nemolens/lens-go/internal/logx"
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/telemetry"
 	"github.com/nemolens/lens-go/internal/telemetry/logs"
 	"github.com/nemolens/lens-go/internal/telemetry/metrics"
+	"github.com/nemolens/lens-go/internal/traceid"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -177,6 +179,10 @@ func build(ctx context.Context, cfg Config, o *setupOptions, s *telemetry.Settin
 		logx.Logger(o.t.Logger, logx.Providers).Warn(w)
 	}
 
+	var attempt traceid.Attempt // docs/tracing.md#trace-per-attempt; from the run id as configured, not one drawn at random
+	if s.TracePerAttempt {
+		attempt, _ = assembly.Attempt(o.t.Env, cfg.RunID)
+	}
 	attrs, cfg, err := exportedResource(ctx, cfg, &o.t, diag.InvalidUTF8)
 	if err != nil {
 		return nil, err
@@ -191,7 +197,7 @@ func build(ctx context.Context, cfg Config, o *setupOptions, s *telemetry.Settin
 
 	if !cfg.TracesDisabled && (o.spanExporter != nil || s.Traces.Kind != telemetry.KindNone) {
 		if h.tracing, err = telemetry.NewTracing(ctx, res, s, telemetry.TracingOptions{
-			Exporter: o.spanExporter, Console: console, Diagnostics: diag, Env: o.t.Env,
+			Exporter: o.spanExporter, Console: console, Diagnostics: diag, Env: o.t.Env, Attempt: attempt,
 		}); err != nil {
 			return nil, err
 		}

@@ -21,6 +21,7 @@
 //	lens exec [--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index]
 //	          [--signals auto|relay|direct] [--command-args] [--flush-timeout D]
 //	          [--] COMMAND [ARG...]
+//	lens emit-spans [--service NAME] [--flush-timeout D] --span NAME,START,END[,PARENT]...
 //	lens help [COMMAND...] | lens [COMMAND...] --help | lens --version
 //
 // Flags are written --name VALUE, --name=VALUE, -name VALUE or -name=VALUE
@@ -32,11 +33,13 @@
 //
 //	0    success
 //	1    failure: lens carrier check found a problem; lens uuid run has no
-//	     run identity; lens resource cannot read its configuration; an I/O
-//	     error (the message is on stderr)
+//	     run identity; lens resource cannot read its configuration; lens
+//	     emit-spans cannot set up tracing or export; an I/O error (the
+//	     message is on stderr)
 //	2    usage error: unknown command or flag, a missing or extra argument,
 //	     an invalid flag value, JSON input that is not one object. stderr
-//	     holds one line "lens COMMAND: REASON" and the usage
+//	     holds one line "lens COMMAND: REASON" and the usage; and invalid
+//	     spans for lens emit-spans (one line per problem, no usage)
 //	lens exec: the command's status; killed by signal N itself when signal
 //	     N killed the command (128+N as PID 1); 126 when it was found and
 //	     cannot be run; 127 when it is not found
@@ -65,6 +68,7 @@
 //	lens uuid           docs/cli.md#lens-uuid
 //	lens env            docs/cli.md#lens-env
 //	lens exec           docs/cli.md#lens-exec
+//	lens emit-spans     docs/cli.md#lens-emit-spans
 //
 // # Diagnostics
 //
@@ -103,8 +107,13 @@
 //	                               the configuration and base map (resource,
 //	                               exec)
 //	OTEL_EXPORTER_OTLP_*, OTEL_BSP_*, OTEL_TRACES_SAMPLER*
-//	                               the exporter and span processing (exec)
-//	TRACEPARENT, TRACESTATE        the parent trace context (exec)
+//	                               the exporter and span processing (exec,
+//	                               emit-spans)
+//	TRACEPARENT, TRACESTATE        the parent trace context (exec,
+//	                               emit-spans)
+//	NEMO_LENS_TRACE_PER_ATTEMPT    one trace per job attempt (exec,
+//	                               emit-spans, env;
+//	                               docs/tracing.md#trace-per-attempt)
 //	PATH                           the command to run (exec)
 //	LENS_LOG_LEVEL                 the level of the library's log records
 //
