@@ -84,7 +84,7 @@ func (c *Collector) File() string { return c.file }
 // Value is an OTLP JSON AnyValue, reduced to the scalar kinds (int64 comes
 // as a decimal string in OTLP JSON).
 type Value struct {
-	String *string  `json:"stringValue,omitempty"`
+	Str    *string  `json:"stringValue,omitempty"`
 	Int    *string  `json:"intValue,omitempty"`
 	Bool   *bool    `json:"boolValue,omitempty"`
 	Double *float64 `json:"doubleValue,omitempty"`
@@ -94,8 +94,8 @@ type Value struct {
 // tests compare.
 func (v Value) Typed() string {
 	switch {
-	case v.String != nil:
-		return "string:" + *v.String
+	case v.Str != nil:
+		return "string:" + *v.Str
 	case v.Int != nil:
 		return "int:" + *v.Int
 	case v.Bool != nil:
@@ -211,3 +211,6 @@ func (c *Collector) WaitRecords(ctx context.Context, done func([]Record) bool) (
 		}
 	}
 }
+
+// String is v.Typed(), so that records print readably.
+func (v Value) String() string { return v.Typed() }
