@@ -391,9 +391,9 @@ stage_backends() {
 		tail -n 40 "$vlog" >&2
 		return "$rc"
 	fi
-	# tools/jaeger/otelcol is the project's own code: vet it (after the build, so its
-	# dependencies come from the build cache).
-	run go -C tools/jaeger vet ./otelcol
+	# tools/jaeger/otelcol (the project's own code there) is not vetted: go vet computes
+	# facts for every dependency, about 2 min for the Collector's graph; gofmt and the
+	# build check it.
 }
 
 stage_e2e() {
