@@ -11,6 +11,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -31,19 +32,13 @@ import (
 )
 
 func components() (otelcol.Factories, error) {
-	var err error
 	f := otelcol.Factories{Telemetry: otelconftelemetry.NewFactory()}
 	var errs [4]error
 	f.Extensions, errs[0] = otelcol.MakeFactoryMap[extension.Factory](healthcheckv2extension.NewFactory())
 	f.Receivers, errs[1] = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory())
 	f.Processors, errs[2] = otelcol.MakeFactoryMap[processor.Factory](batchprocessor.NewFactory())
 	f.Exporters, errs[3] = otelcol.MakeFactoryMap[exporter.Factory](fileexporter.NewFactory())
-	for _, e := range errs {
-		if e != nil && err == nil {
-			err = e
-		}
-	}
-	return f, err
+	return f, errors.Join(errs[:]...)
 }
 
 func main() {
