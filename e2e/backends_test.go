@@ -124,6 +124,9 @@ func TestBackendsMetricsAndLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// No wait before the queries: Prometheus's OTLP receiver commits the
+	// samples before it answers the export, and Shutdown returned only after
+	// that answer. The log receiver's file is flushed later (WaitRecords).
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const metric = "lens_e2e_steps_total" // lens.e2e.steps, a monotonic counter: _total
