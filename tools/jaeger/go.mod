@@ -5,6 +5,11 @@
 // Jaeger tags every release twice; the Go module version v1.76.0 is the same
 // release as the binary v2.13.0. When bumping the pin, copy every `replace`
 // line from upstream's go.mod at the new version again.
+//
+// The package ./otelcol (the end-to-end tests' log receiver, a minimal
+// OpenTelemetry Collector) lives here to reuse Jaeger's Collector graph: keep
+// contrib exporter/fileexporter at the version of Jaeger's other contrib
+// modules.
 module github.com/nemolens/lens-go/tools/jaeger
 
 go 1.26

@@ -1,3 +1,12 @@
+// Wrapper module that pins Prometheus (cmd/prometheus) as a Go tool for the
+// end-to-end tests. It is a separate module so the root module's
+// `go test ./...` never builds it. Build with scripts/build-backends.sh, which
+// passes -tags remove_all_sd (no service-discovery plugins; docs/backends.md#building).
+//
+// Prometheus tags its Go module v0.3MM.P for the release 3.MM.P: v0.316.0 is
+// Prometheus 3.16.0. Its go.mod has no replace lines to copy. It has its own
+// module rather than tools/jaeger's: Jaeger v1.76.0's graph holds Prometheus
+// v0.307.3, and raising the shared dependencies would change Jaeger's build.
 module github.com/nemolens/lens-go/tools/prometheus
 
 go 1.26.7
