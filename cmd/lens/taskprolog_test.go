@@ -367,9 +367,9 @@ func evalExport(t *testing.T, line string) (string, bool) {
 // prologIn runs lens taskprolog in-process with the policy text (nil: no
 // file at the default path), a fixed host name and no syslog.
 func prologIn(t testing.TB, env map[string]string, policy []byte, args ...string) (result, *bytes.Buffer) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "taskprolog.conf")
+	path := "/nonexistent-lens-test-dir/taskprolog.conf"
 	if policy != nil {
+		path = filepath.Join(t.TempDir(), "taskprolog.conf")
 		if err := os.WriteFile(path, policy, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -570,4 +570,96 @@ func TestTaskPrologArgs(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "export NEMO_LENS_RUN_ID=9\n") {
 		t.Errorf("lens-taskprolog: %v, stdout %q", err, out)
 	}
+}
+
+// unquoteWord reads back one shell word as shellquote.Quote writes it
+// (Python's shlex.quote): unquoted safe bytes, '...' and "'" pieces.
+func unquoteWord(w string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(w); {
+		switch c := w[i]; c {
+		case '\'', '"':
+			j := strings.IndexByte(w[i+1:], c)
+			if j < 0 {
+				return "", false
+			}
+			inner := w[i+1 : i+1+j]
+			if c == '"' && strings.ContainsAny(inner, "$`\\") {
+				return "", false
+			}
+			b.WriteString(inner)
+			i += j + 2
+		default:
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_@%+=:,./-", c) >= 0) {
+				return "", false // a byte shlex.quote leaves unquoted only in its safe set
+			}
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), true
+}
+
+// envStageIn runs lens env --stage stage in-process and evaluates its
+// export; ok is false when it printed nothing.
+func envStageIn(t *testing.T, env map[string]string, stage string) (string, bool) {
+	var stdout, stderr bytes.Buffer
+	a := &app{stdout: &stdout, stderr: &stderr, env: environ.Map(env), hostname: func() (string, error) { return "node-x", nil }}
+	if code := a.main(t.Context(), []string{"env", "--stage", stage}); code != 0 {
+		t.Fatalf("lens env --stage %s: exit %d: %s", stage, code, stderr.String())
+	}
+	if stdout.Len() == 0 {
+		return "", false
+	}
+	word, ok := strings.CutPrefix(strings.TrimSuffix(stdout.String(), "\n"), "export "+carrier.EnvVar+"=")
+	v, ok2 := unquoteWord(word)
+	if !ok || !ok2 {
+		t.Fatalf("lens env printed %q", stdout.String())
+	}
+	return v, true
+}
+
+// FuzzTaskProlog: for any job name, inherited carrier and step id on top of
+// a row's environment, slurmstepd's reading of lens taskprolog's output
+// gives the carrier of the two stages of lens env (evaluated as a shell
+// reads shlex.quote's word), or leaves the inherited one when that holds a
+// newline; the run id is the job id; lens exits 0.
+func FuzzTaskProlog(f *testing.F) {
+	rows := prologRows()
+	for i, r := range rows {
+		f.Add(uint8(i), r.env["SLURM_JOB_NAME"], r.env[carrier.EnvVar], r.env["SLURM_STEP_ID"])
+	}
+	f.Fuzz(func(t *testing.T, row uint8, jobName, carrierText, stepID string) {
+		env := maps.Clone(rows[int(row)%len(rows)].env)
+		env["SLURM_JOB_NAME"], env["SLURM_STEP_ID"] = jobName, stepID
+		if carrierText != "" {
+			env[carrier.EnvVar] = carrierText
+		}
+		for k, v := range env {
+			if strings.IndexByte(v, 0) >= 0 || strings.IndexByte(k, 0) >= 0 {
+				return // no environment holds a NUL
+			}
+		}
+		want, wantSet := envStageIn(t, env, "sbatch")
+		if wantSet && (env["SLURM_STEP_ID"] != "" || env["SLURM_STEPID"] != "") {
+			e := maps.Clone(env)
+			e[carrier.EnvVar] = want
+			want, wantSet = envStageIn(t, e, "task")
+		}
+		r, _ := prologIn(t, env, nil)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %v", r.code, r)
+		}
+		got := slurmstepdApply(env, r.stdout)
+		gotValue, gotSet := got[carrier.EnvVar]
+		if strings.Contains(want, "\n") {
+			want, wantSet = env[carrier.EnvVar]
+		}
+		if gotValue != want || gotSet != wantSet {
+			t.Errorf("TaskProlog carrier %q (set %v), the stages give %q (set %v)\n%v", gotValue, gotSet, want, wantSet, r)
+		}
+		if id := env["SLURM_JOB_ID"]; id != "" && env["NEMO_LENS_RUN_ID"] == "" && got["NEMO_LENS_RUN_ID"] != id {
+			t.Errorf("NEMO_LENS_RUN_ID %q, want the job id %q", got["NEMO_LENS_RUN_ID"], id)
+		}
+	})
 }
