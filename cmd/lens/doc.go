@@ -18,6 +18,7 @@
 //	lens uuid job [--name]
 //	lens uuid run [--run-id ID] [--name]
 //	lens env --stage sbatch|task [--container-image IMAGE]
+//	lens taskprolog [--policy FILE]      (also: a link named lens-taskprolog)
 //	lens exec [--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index]
 //	          [--signals auto|relay|direct] [--command-args] [--flush-timeout D]
 //	          [--] COMMAND [ARG...]
@@ -315,6 +316,27 @@
 // telemetry never keeps the workload from running. Without telemetry
 // TRACEPARENT and TRACESTATE pass through unchanged.
 //
+// # lens taskprolog
+//
+// Acts as Slurm's TaskProlog (docs/taskprolog.md): prints, for the task
+// that is starting, the lines slurmstepd reads literally — "export
+// NAME=VALUE", VALUE being everything after the first '=' to the end of the
+// line, with no quote removal. OTEL_RESOURCE_ATTRIBUTES is the carrier of
+// lens env --stage sbatch in the batch step (no step id) and of --stage
+// sbatch followed by --stage task in a step's task, byte for byte (with the
+// policy's ranks = slurm, extended by the Slurm ranks in step tasks);
+// NEMO_LENS_RUN_ID is the job id unless the job has a non-empty one; the
+// policy's service_name and env.NAME settings are printed for variables
+// the job does not have. The policy file is --policy FILE, else
+// LENS_TASKPROLOG_POLICY, else /etc/nemo-lens/taskprolog.conf (a missing
+// default file is no policy); a policy with a fault is not applied (its
+// log line excepted). LENS_TASKPROLOG=off prints nothing. A value holding a
+// newline or a NUL is left out, never cut short. It always exits 0, even
+// on a bad flag (a non-zero status would cancel the task); problems go to
+// the policy's log file, syslog (tag lens-taskprolog) and stderr, one line
+// each starting with "lens taskprolog:", never with a setting's value. Run
+// as lens-taskprolog (a link to lens), it is lens taskprolog.
+//
 // # Diagnostics
 //
 // lens prints its own findings (dropped entries, invalid UTF-8, errors) on
@@ -356,6 +378,8 @@
 //	TRACEPARENT, TRACESTATE        the parent trace context (exec)
 //	PATH                           the command to run (exec)
 //	LENS_LOG_LEVEL                 the level of the library's log records
+//	LENS_TASKPROLOG, LENS_TASKPROLOG_POLICY
+//	                               lens taskprolog's opt-out and policy file
 //
 // lens sets OTEL_RESOURCE_ATTRIBUTES, and with telemetry TRACEPARENT and
 // TRACESTATE, for the command of lens exec only; it never changes its own

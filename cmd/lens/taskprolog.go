@@ -243,7 +243,7 @@ func (a *app) newPrologReporter() *prologReporter {
 	}
 	rank := "?"
 	if kvs, _ := detect.Ranks(a.env, detect.RankFromSlurm); len(kvs) > 0 {
-		rank = kvs[0].Value.Emit()
+		rank = kvs[0].Value.String()
 	}
 	node, _ := a.env.LookupEnv(slurmdNodenameEnv)
 	r.prefix = oneLineText(fmt.Sprintf("job %s step %s task %s node %s pid %d", job, step, rank, node, a.pid()))

@@ -663,3 +663,26 @@ func FuzzTaskProlog(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkTaskProlog is the work of one lens taskprolog run in a step
+// task with a full policy, without the process start
+// (docs/taskprolog.md#cost).
+func BenchmarkTaskProlog(b *testing.B) {
+	env := prologRows()[1].env
+	path := filepath.Join(b.TempDir(), "taskprolog.conf")
+	policy := "ranks = slurm\nservice_name = cluster-jobs\nenv.NEMO_LENS_ENABLED = true\n" +
+		"env.OTEL_EXPORTER_OTLP_ENDPOINT = http://collector.example:4317\nenv.OTEL_EXPORTER_OTLP_INSECURE = true\n"
+	if err := os.WriteFile(path, []byte(policy), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	for b.Loop() {
+		stdout.Reset()
+		a := &app{stdout: &stdout, stderr: &stderr, env: environ.Map(env),
+			hostname: func() (string, error) { return "node-x", nil },
+			syslog:   func() io.WriteCloser { return nil }}
+		if code := a.main(b.Context(), []string{"taskprolog", "--policy", path}); code != 0 || stderr.Len() != 0 {
+			b.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	}
+}

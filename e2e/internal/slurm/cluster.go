@@ -50,10 +50,10 @@ type Cluster struct {
 	mu         sync.Mutex
 	nodes      int
 	taskProlog string
-	stopped  bool
-	watchdog *exec.Cmd
-	watchW   *os.File
-	watchErr chan error
+	stopped    bool
+	watchdog   *exec.Cmd
+	watchW     *os.File
+	watchErr   chan error
 }
 
 // StartError is returned when the cluster cannot be brought up. Output is
