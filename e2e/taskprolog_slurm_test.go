@@ -139,6 +139,17 @@ func TestTaskPrologJaeger(t *testing.T) {
 		if jobOut, _ := os.ReadFile(filepath.Join(out, "job-"+jobID+".out")); bytes.Contains(jobOut, []byte("lens taskprolog")) {
 			t.Errorf("the job's output holds the TaskProlog's reports (slurmstepd should read its stderr):\n%s", jobOut)
 		}
+		// slurmstepd reads the TaskProlog's stderr with its stdout and logs
+		// neither at SlurmdDebug=info: the log file is where reports are.
+		logs, _ := filepath.Glob(filepath.Join(c.StateDir, "log", "slurmd*.log"))
+		if len(logs) == 0 {
+			t.Errorf("no slurmd log under %s", c.StateDir)
+		}
+		for _, l := range logs {
+			if data, _ := os.ReadFile(l); bytes.Contains(data, []byte("lens taskprolog")) {
+				t.Errorf("%s holds the TaskProlog's reports", l)
+			}
+		}
 	})
 }
 

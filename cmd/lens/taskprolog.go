@@ -72,6 +72,12 @@ runs as "lens taskprolog" with no arguments.`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		policy := fs.String("policy", "", "read the policy from `FILE` (default $"+TaskPrologPolicyEnv+", else "+taskprolog.DefaultPolicyPath+")")
 		return func(ctx context.Context, a *app, args []string) error {
+			defer func() {
+				// A panic would exit 2 and cancel the task: say it, exit 0.
+				if p := recover(); p != nil {
+					fmt.Fprintf(a.stderr, "lens taskprolog: internal error: %s\n", oneLineText(fmt.Sprint(p)))
+				}
+			}()
 			r := a.newPrologReporter()
 			defer r.close()
 			if len(args) > 0 {

@@ -686,3 +686,18 @@ func BenchmarkTaskProlog(b *testing.B) {
 		}
 	}
 }
+
+// TestTaskPrologPanic: a panic inside (here: the host name probe) is
+// reported and lens still exits 0 with no export, so the task starts.
+func TestTaskPrologPanic(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	a := &app{stdout: &stdout, stderr: &stderr, env: environ.Map(prologRows()[1].env),
+		hostname:   func() (string, error) { panic("probe exploded") },
+		policyPath: "/nonexistent-lens-test-dir/taskprolog.conf",
+		syslog:     func() io.WriteCloser { return nil }}
+	if code := a.main(t.Context(), []string{"taskprolog"}); code != 0 || stdout.Len() != 0 ||
+		!strings.Contains(stderr.String(), "internal error, nothing exported: probe exploded") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0, nothing, the panic reported", code, stdout.String(), stderr.String())
+	}
+}
