@@ -141,10 +141,14 @@ func (a *app) taskPrologLines(ctx context.Context, policyFlag string, r *prologR
 				r.report("%s", w)
 			}
 			ranks, _ := attr.FromKeyValues(kvs...)
-			if extended, dropped := carrier.Extend(text, nil, ranks); carrier.Fits(extended) && len(dropped) == 0 {
-				text = extended
-			} else {
+			// What lens exec --rank-from slurm gives its command.
+			switch extended, dropped := carrier.Extend(text, nil, ranks); {
+			case len(dropped) > 0:
+				r.report("the ranks cannot be carried (%v); exported without them", dropped[0].Err)
+			case !carrier.Fits(extended):
 				r.report("the carrier with the ranks would not fit in an environment string; exported without them")
+			default:
+				text = extended
 			}
 		}
 		switch {

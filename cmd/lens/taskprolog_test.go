@@ -701,3 +701,32 @@ func TestTaskPrologPanic(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0, nothing, the panic reported", code, stdout.String(), stderr.String())
 	}
 }
+
+// TestTaskPrologRanksAsLensExec: with ranks = slurm, a step task's carrier
+// is what `lens exec --rank-from slurm` gives its command in the task that
+// has the carrier without ranks.
+func TestTaskPrologRanksAsLensExec(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plain, ranked := filepath.Join(dir, "plain.conf"), filepath.Join(dir, "ranked.conf")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ranked, []byte("ranks = slurm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range prologRows() {
+		if row.env["SLURM_STEP_ID"] == "" || strings.Contains(row.env[carrier.EnvVar], "\n") {
+			continue
+		}
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			without := slurmstepdApply(row.env, prologBin(t, row.env, plain).stdout)
+			with := slurmstepdApply(row.env, prologBin(t, row.env, ranked).stdout)
+			r := runBin(t, without, "", "exec", "--rank-from", "slurm", "--", "printenv", carrier.EnvVar)
+			if r.code != 0 || r.stdout != with[carrier.EnvVar]+"\n" {
+				t.Errorf("ranks = slurm gives\n%q\nlens exec --rank-from slurm gives\n%v", with[carrier.EnvVar], r)
+			}
+		})
+	}
+}
