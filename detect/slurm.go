@@ -340,12 +340,7 @@ func (d *slurmDeriver) derive(env environ.Lookuper, jobID string) {
 	d.first(lensconv.SlurmSegment, envSlurmSegment)
 	d.first(lensconv.SlurmTopologyAddr, envSlurmTopologyAddr)
 	d.first(lensconv.SlurmTopologyAddrPattern, envSlurmTopologyAddrPatt)
-	step := ""
-	if _, ok := environ.NonEmpty(env, envSlurmStepID); ok {
-		step = envSlurmStepID
-	} else if _, ok := environ.NonEmpty(env, envSlurmStepIDOld); ok {
-		step = envSlurmStepIDOld
-	}
+	step := SlurmStep(env)
 	if step == "" {
 		d.first(lensconv.SlurmHeadNodeName, envSlurmdNodename)
 	} else if d.explain {
@@ -358,6 +353,23 @@ func (d *slurmDeriver) derive(env environ.Lookuper, jobID string) {
 		source = "derived (UUIDv5 of " + strconv.Quote(string(name)) + ")"
 	}
 	d.add(lensconv.NVDLJobUUID, attr.String(uuid5(name)), source)
+}
+
+// SlurmStep returns the variable that makes env a task of a Slurm job step
+// — SLURM_STEP_ID, else SLURM_STEPID, when non-empty — or "" outside a step:
+// in the batch script (Slurm's batch step, which has no step id) and
+// without Slurm. It is the rule by which slurm.head_node.name is left out
+// inside a step (docs/detection.md#detect-slurm), and the one by which lens
+// taskprolog tells the batch step from a step's task.
+func SlurmStep(env environ.Lookuper) string {
+	env = environ.Or(env)
+	if _, ok := environ.NonEmpty(env, envSlurmStepID); ok {
+		return envSlurmStepID
+	}
+	if _, ok := environ.NonEmpty(env, envSlurmStepIDOld); ok {
+		return envSlurmStepIDOld
+	}
+	return ""
 }
 
 // usedText describes a source for "…; used X" notes.

@@ -133,7 +133,7 @@ func repoRoot() string { return filepath.Dir(moduleDir()) }
 var controlledPrefixes = []string{
 	"OTEL_", "NEMO_LENS_", "WANDB_", "LENS_WORKER_",
 	"SLURM_", "SLURMD_", "SBATCH_", "SALLOC_", "SRUN_",
-	"TORCHELASTIC_", "NV_LAUNCH_", "LENS_SLURM_", "K8S_",
+	"TORCHELASTIC_", "NV_LAUNCH_", "LENS_SLURM_", "K8S_", "LENS_TASKPROLOG",
 }
 
 var controlledNames = []string{

@@ -16,7 +16,9 @@
 #
 # Environment: LENS_SLURM_CLUSTER (ClusterName, default lensprobe),
 # LENS_SLURM_PORT (SlurmctldPort, default 6817; slurmd uses +1, or +101.. for
-# the two-node layout).
+# the two-node layout), LENS_SLURM_TASKPROLOG (opt-in: an absolute program
+# path written as TaskProlog=PATH into slurm.conf; every task of every step,
+# the batch step included, then runs it first: docs/taskprolog.md).
 set -euo pipefail
 umask 022
 
@@ -39,6 +41,9 @@ CLUSTER=${LENS_SLURM_CLUSTER:-lensprobe}
 CTLD_PORT=${LENS_SLURM_PORT:-6817}
 [[ $CLUSTER =~ ^[a-z0-9][a-z0-9_-]*$ ]] || slurm_die "LENS_SLURM_CLUSTER must be lowercase [a-z0-9_-], got '$CLUSTER'"
 [[ $CTLD_PORT =~ ^[0-9]+$ ]] || slurm_die "LENS_SLURM_PORT must be a number"
+TASK_PROLOG=${LENS_SLURM_TASKPROLOG:-}
+[[ -z $TASK_PROLOG || ($TASK_PROLOG == /* && $TASK_PROLOG != *[[:space:]]*) ]] ||
+	slurm_die "LENS_SLURM_TASKPROLOG must be an absolute path without spaces, got '$TASK_PROLOG'"
 ((${#MUNGE_SOCK} < 100)) || slurm_die "state dir path too long for a unix socket: $MUNGE_SOCK"
 
 mkdir -p "$ETC" "$MUNGE_DIR" "$LOGDIR" "$RUNDIR" "$PIDS" "$SPOOL" "$CTLD_STATE"
@@ -148,6 +153,9 @@ EOF
 		echo "NodeName=node[1-2] NodeAddr=127.0.0.1 NodeHostname=localhost Port=[$((CTLD_PORT + 101))-$((CTLD_PORT + 102))] CPUs=$cpus RealMemory=$mem State=UNKNOWN"
 	fi
 	echo "PartitionName=debug Nodes=$NODE_LIST Default=YES MaxTime=INFINITE State=UP"
+	if [[ -n $TASK_PROLOG ]]; then
+		echo "TaskProlog=$TASK_PROLOG"
+	fi
 }
 
 conf_changed=0

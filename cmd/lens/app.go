@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/supervise"
@@ -49,6 +50,13 @@ type app struct {
 	// getpid returns lens's pid (for lens exec's instance id); nil means
 	// os.Getpid.
 	getpid func() int
+	// policyPath replaces lens taskprolog's default policy path when not
+	// empty; clock is its clock for the log file (nil: time.Now); syslog
+	// opens its syslog writer (nil: the local syslog daemon; a nil writer:
+	// none).
+	policyPath string
+	clock      func() time.Time
+	syslog     func() io.WriteCloser
 }
 
 func (a *app) pid() int {
@@ -136,6 +144,10 @@ type command struct {
 	// runs it with the positional arguments.
 	setup func(fs *flag.FlagSet) runFunc
 	subs  []*command
+	// lenient commands never fail on their command line: a flag error is
+	// said on stderr and the command runs with its defaults (lens
+	// taskprolog, which must never cancel a task).
+	lenient bool
 }
 
 type runFunc func(ctx context.Context, a *app, args []string) error
@@ -195,7 +207,12 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 			a.printUsage(a.stdout, c, true)
 			return 0
 		}
-		return a.usageFail(c, flagMessage(err))
+		if !c.lenient {
+			return a.usageFail(c, flagMessage(err))
+		}
+		fmt.Fprintf(a.stderr, "lens %s: %s; running with the defaults\n", c.name, oneLineText(flagMessage(err)))
+		fs = newFlagSet(c)
+		runner = c.setup(fs)
 	}
 	err := runner(ctx, a, fs.Args())
 	var ue *usageError

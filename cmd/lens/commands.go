@@ -20,6 +20,7 @@ command's status.`,
 		envCommand,
 		execCommand,
 		emitSpansCommand,
+		taskPrologCommand,
 	},
 }
 

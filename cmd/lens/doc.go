@@ -18,6 +18,7 @@
 //	lens uuid job [--name]
 //	lens uuid run [--run-id ID] [--name]
 //	lens env --stage sbatch|task [--container-image IMAGE]
+//	lens taskprolog [--policy FILE]      (also: a link named lens-taskprolog)
 //	lens exec [--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index]
 //	          [--signals auto|relay|direct] [--command-args] [--flush-timeout D]
 //	          [--] COMMAND [ARG...]
@@ -69,6 +70,7 @@
 //	lens env            docs/cli.md#lens-env
 //	lens exec           docs/cli.md#lens-exec
 //	lens emit-spans     docs/cli.md#lens-emit-spans
+//	lens taskprolog     docs/cli.md#lens-taskprolog
 //
 // # Diagnostics
 //
@@ -116,6 +118,8 @@
 //	                               docs/tracing.md#trace-per-attempt)
 //	PATH                           the command to run (exec)
 //	LENS_LOG_LEVEL                 the level of the library's log records
+//	LENS_TASKPROLOG, LENS_TASKPROLOG_POLICY
+//	                               lens taskprolog's opt-out and policy file
 //
 // lens sets OTEL_RESOURCE_ATTRIBUTES, and with telemetry TRACEPARENT and
 // TRACESTATE, for the command of lens exec only; it never changes its own

@@ -9,6 +9,7 @@ import (
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/assembly"
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/pytext"
@@ -64,46 +65,18 @@ trace (docs/tracing.md#attempt-python).`,
 			case *image != "" && stage.value != "task":
 				return usagef("--container-image requires --stage task")
 			}
-			additions := detect.Slurm(ctx, a.detectOptions()...)
-			switch stage.value {
-			case "sbatch":
-				additions.Delete(lensconv.SlurmTopologyAddr)
-				additions.Delete(lensconv.SlurmTopologyAddrPattern)
-			case "task":
-				hostname := a.hostname
-				if hostname == nil {
-					hostname = os.Hostname
-				}
-				host, err := hostname()
-				if err != nil {
-					return fmt.Errorf("host name: %w", err)
-				}
-				additions.Set(lensconv.HostName, attr.String(host))
-				if *image != "" {
-					additions.Set(lensconv.NVDLLaunchContainerImage, attr.String(*image))
-				}
+			text, ok, err := a.stageCarrier(ctx, a.env, stage.value, *image, func(format string, args ...any) {
+				fmt.Fprintf(a.stderr, "lens env: "+format+"\n", args...)
+			})
+			if err != nil || !ok {
+				return err
 			}
 			if tp := a.attemptTraceparent(); tp != "" {
 				if _, err := fmt.Fprintf(a.stdout, "export TRACEPARENT=%s\n", tp); err != nil {
 					return err
 				}
 			}
-			current, had := a.env.LookupEnv(carrier.EnvVar)
-			text, dropped := carrier.Extend(current, additions, nil)
-			a.reportDropped("env", dropped)
-			// Never print an export that would keep later commands of the
-			// script from starting: a carrier longer than one environment
-			// string can be (MAX_ARG_STRLEN on Linux) makes every exec fail.
-			if !carrier.Fits(text) {
-				size := len(carrier.EnvVar) + 1 + len(text) + 1
-				if !had || !carrier.Fits(current) {
-					fmt.Fprintf(a.stderr, "lens env: the carrier would be %d bytes, more than an environment string can hold (%d); printing nothing\n", size, carrier.MaxEnvEntry)
-					return nil
-				}
-				fmt.Fprintf(a.stderr, "lens env: the carrier would be %d bytes, more than an environment string can hold (%d); keeping the inherited one\n", size, carrier.MaxEnvEntry)
-				text = current
-			}
-			_, err := fmt.Fprintf(a.stdout, "export %s=%s\n", carrier.EnvVar, shellquote.Quote(text))
+			_, err = fmt.Fprintf(a.stdout, "export %s=%s\n", carrier.EnvVar, shellquote.Quote(text))
 			return err
 		}
 	},
@@ -139,3 +112,52 @@ func (a *app) attemptTraceparent() string {
 // traceparentEnv is the W3C Trace Context variable of the environment
 // carrier (the OpenTelemetry specification's environment propagation).
 const traceparentEnv = "TRACEPARENT"
+
+// stageCarrier returns the carrier `lens env --stage stage` exports in the
+// environment env (docs/compatibility.md#lens-env): env's carrier extended
+// with the Slurm attributes as defaults — without slurm.topology.* for
+// sbatch; with host.name and, when image is not empty,
+// nv.dl.launch.container.image for task. ok is false when nothing is to be
+// exported (the result would not fit in an environment string and none is
+// inherited). Entries the carrier cannot hold and the size fallback are
+// reported through report, one line each (format and arguments, no
+// prefix). The error is the host name probe's.
+func (a *app) stageCarrier(ctx context.Context, env environ.Lookuper, stage, image string, report func(format string, args ...any)) (text string, ok bool, err error) {
+	additions := detect.Slurm(ctx, append(a.detectOptions(), detect.WithEnv(env))...)
+	switch stage {
+	case "sbatch":
+		additions.Delete(lensconv.SlurmTopologyAddr)
+		additions.Delete(lensconv.SlurmTopologyAddrPattern)
+	case "task":
+		hostname := a.hostname
+		if hostname == nil {
+			hostname = os.Hostname
+		}
+		host, err := hostname()
+		if err != nil {
+			return "", false, fmt.Errorf("host name: %w", err)
+		}
+		additions.Set(lensconv.HostName, attr.String(host))
+		if image != "" {
+			additions.Set(lensconv.NVDLLaunchContainerImage, attr.String(image))
+		}
+	}
+	current, had := env.LookupEnv(carrier.EnvVar)
+	text, dropped := carrier.Extend(current, additions, nil)
+	for _, d := range dropped {
+		report("dropped %q: %s", d.Key, droppedReason(d.Err))
+	}
+	// Never export a carrier that would keep later commands from starting:
+	// a carrier longer than one environment string can be (MAX_ARG_STRLEN on
+	// Linux) makes every exec fail.
+	if !carrier.Fits(text) {
+		size := len(carrier.EnvVar) + 1 + len(text) + 1
+		if !had || !carrier.Fits(current) {
+			report("the carrier would be %d bytes, more than an environment string can hold (%d); printing nothing", size, carrier.MaxEnvEntry)
+			return "", false, nil
+		}
+		report("the carrier would be %d bytes, more than an environment string can hold (%d); keeping the inherited one", size, carrier.MaxEnvEntry)
+		text = current
+	}
+	return text, true, nil
+}

@@ -47,12 +47,13 @@ type Cluster struct {
 
 	scripts string
 
-	mu       sync.Mutex
-	nodes    int
-	stopped  bool
-	watchdog *exec.Cmd
-	watchW   *os.File
-	watchErr chan error
+	mu         sync.Mutex
+	nodes      int
+	taskProlog string
+	stopped    bool
+	watchdog   *exec.Cmd
+	watchW     *os.File
+	watchErr   chan error
 }
 
 // StartError is returned when the cluster cannot be brought up. Output is
@@ -143,7 +144,9 @@ func (c *Cluster) up(ctx context.Context, nodes int) error {
 		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(c.scripts, "slurm-up.sh"), c.StateDir, fmt.Sprint(nodes))
-	cmd.Env = scriptEnv()
+	c.mu.Lock()
+	cmd.Env = append(scriptEnv(), "LENS_SLURM_TASKPROLOG="+c.taskProlog)
+	c.mu.Unlock()
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
@@ -181,6 +184,18 @@ func (c *Cluster) up(ctx context.Context, nodes int) error {
 		return &StartError{Err: errors.New("scontrol show config: no ClusterName"), Output: out.String()}
 	}
 	return nil
+}
+
+// SetTaskProlog configures slurm.conf's TaskProlog (an absolute program
+// path; "" for none) and restarts the cluster with its current node count
+// when that changes slurm.conf (queued jobs are lost). Later restarts keep
+// it.
+func (c *Cluster) SetTaskProlog(ctx context.Context, path string) error {
+	c.mu.Lock()
+	c.taskProlog = path
+	nodes := c.nodes
+	c.mu.Unlock()
+	return c.up(ctx, nodes)
 }
 
 // Stop cancels all jobs and stops the daemons by their recorded PIDs
