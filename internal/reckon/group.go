@@ -61,7 +61,13 @@ func Group(rows []Row) ([]Job, error) {
 	byKey := map[key]*Attempt{}
 	var order []key
 	var errs []error
+	sluidOf := map[string]Row{}
 	for _, r := range rows {
+		if o, seen := sluidOf[r.DBIndex]; seen && o.SLUID != r.SLUID {
+			errs = append(errs, fmt.Errorf("sacct output lines %d and %d: record %s has SLUIDs %q and %q: %w", o.Line, r.Line, r.DBIndex, o.SLUID, r.SLUID, ErrInconsistent))
+			continue
+		}
+		sluidOf[r.DBIndex] = r
 		job, _, _ := strings.Cut(r.JobID, ".")
 		if strings.Contains(job, "+") {
 			errs = append(errs, fmt.Errorf("sacct output line %d: %s is a heterogeneous job component: %w", r.Line, r.JobID, ErrUnsupported))
