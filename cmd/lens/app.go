@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/reckon"
 	"github.com/nemolens/lens-go/internal/supervise"
 	"github.com/nemolens/lens-go/internal/telemetry"
 )
@@ -45,6 +46,8 @@ type app struct {
 	// dieBy is the signal that killed lens exec's command: main ends lens
 	// with it after everything else (supervise.Die).
 	dieBy syscall.Signal
+	// sacct runs sacct for "lens reckon"; nil runs the sacct in PATH.
+	sacct reckon.Runner
 	// getpid returns lens's pid (for lens exec's instance id); nil means
 	// os.Getpid.
 	getpid func() int
