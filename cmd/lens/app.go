@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/reckon"
@@ -48,6 +49,8 @@ type app struct {
 	dieBy syscall.Signal
 	// sacct runs sacct for "lens reckon"; nil runs the sacct in PATH.
 	sacct reckon.Runner
+	// reckonPoll is lens reckon --wait's polling interval; 0 means 1 s.
+	reckonPoll time.Duration
 	// getpid returns lens's pid (for lens exec's instance id); nil means
 	// os.Getpid.
 	getpid func() int

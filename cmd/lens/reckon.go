@@ -15,6 +15,7 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/completed"
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/assembly"
 	"github.com/nemolens/lens-go/internal/reckon"
@@ -32,7 +33,7 @@ const reckonScope = "github.com/nemolens/lens-go/cmd/lens/reckon"
 var reckonCommand = &command{
 	name:    "reckon",
 	summary: "export a finished Slurm job's accounting as back-dated spans",
-	usage:   "[--infra-step NAME[,NAME...]]... [--flush-timeout D] JOBID",
+	usage:   "[--infra-step NAME[,NAME...]]... [--wait D] [--flush-timeout D] JOBID",
 	help: `Read the accounting records of Slurm job JOBID (N, or N_T for one array
 task) with "sacct -j JOBID -D -P -n" and export them as back-dated spans,
 one trace per attempt (docs/reckoner.md): slurm.phase.deferred (submit to
@@ -55,8 +56,9 @@ phases.
 Run it after the job has ended, however it ended: submit it with
   sbatch --dependency=afterany:JOBID examples/reckon.sbatch JOBID
 When accounting has no final record yet (the job is pending, running or
-requeued, or not yet in the database) it says so on stdout, with that
-submit line, and exits 0 without exporting anything.
+requeued, or not yet in the database) it asks sacct again every second for
+up to --wait (default 0: once), then says so on stdout, with that submit
+line, and exits 0 without exporting anything.
 
 The exporter is configured as for lens exec (OTEL_TRACES_EXPORTER,
 OTEL_EXPORTER_OTLP_*; "console" writes to stderr); NEMO_LENS_ENABLED is not
@@ -73,6 +75,7 @@ flush or export fails; 2 for a usage error.`,
 		var infra keyList
 		fs.Var(&infra, "infra-step", "step `NAME`s (sacct JobName, comma-separated, repeatable) of co-scheduled infrastructure, left out of the workload's boundaries")
 		flush := fs.Duration("flush-timeout", 10*time.Second, "spend at most `D` (a duration) exporting the spans")
+		wait := fs.Duration("wait", 0, "while the record is not final, ask sacct again every second for up to `D` (a duration)")
 		return func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {
 				return usagef("want exactly one JOBID, got %d arguments", len(args))
@@ -83,7 +86,10 @@ flush or export fails; 2 for a usage error.`,
 			if *flush <= 0 {
 				return usagef("--flush-timeout must be positive")
 			}
-			return a.reckon(ctx, args[0], reckon.Options{InfraSteps: infra}, *flush)
+			if *wait < 0 {
+				return usagef("--wait must not be negative")
+			}
+			return a.reckon(ctx, args[0], reckon.Options{InfraSteps: infra}, *wait, *flush)
 		}
 	},
 }
@@ -111,9 +117,29 @@ func (a *app) sacctRunner() reckon.Runner {
 	}
 }
 
-func (a *app) reckon(ctx context.Context, job string, o reckon.Options, flush time.Duration) error {
-	jobs, err := reckon.Read(ctx, a.sacctRunner(), job)
+// reckonPoll is the interval of lens reckon --wait.
+const reckonPoll = time.Second
+
+func (a *app) reckon(ctx context.Context, job string, o reckon.Options, wait, flush time.Duration) error {
+	deadline := time.Now().Add(wait)
+	poll := a.reckonPoll
+	if poll <= 0 {
+		poll = reckonPoll
+	}
+	var jobs []reckon.Job
+	var err error
 	var nf *reckon.NotFinal
+	for {
+		jobs, err = reckon.Read(ctx, a.sacctRunner(), job)
+		if !errors.As(err, &nf) || !time.Now().Add(poll).Before(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
 	if errors.As(err, &nf) {
 		fmt.Fprintf(a.stdout, "lens reckon: job %s: %s; nothing exported. Run the reckoner after the job has ended:\n  sbatch --dependency=afterany:%s examples/reckon.sbatch %s\n", job, nf.Reason, job, job)
 		return nil
@@ -130,23 +156,15 @@ func (a *app) reckon(ctx context.Context, job string, o reckon.Options, flush ti
 		return err
 	}
 	tracer := tracing.Provider().Tracer(reckonScope)
-	var prev trace.SpanContext
-	for i, p := range plans {
-		if i > 0 && plans[i-1].Job != p.Job {
-			prev = trace.SpanContext{}
-		}
-		pctx := rootInTrace(ctx, p.TraceID)
-		for _, s := range p.Spans {
-			opts := []trace.SpanStartOption{trace.WithTimestamp(s.Start), trace.WithAttributes(s.Attributes...), trace.WithSpanKind(trace.SpanKindInternal)}
-			isAlloc := s.Name == reckon.SpanRecordPrefix+reckon.KindAllocation.String()
-			if isAlloc && prev.IsValid() {
-				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: prev, Attributes: []attribute.KeyValue{attribute.String("slurm.link", "previous_attempt")}}))
+	var emitErrs []error
+	for _, p := range plans {
+		tctx := completed.ContextWithTraceID(ctx, p.TraceID)
+		// completed.Emit wants the names of one set unique (children name
+		// their parent); the reckoner's spans are flat, so each is a set.
+		for _, cs := range attemptSpans(p) {
+			if err := completed.Emit(tctx, tracer, []completed.Span{cs}); err != nil {
+				emitErrs = append(emitErrs, fmt.Errorf("job %s attempt %d: %w", p.Job.ID, p.Attempt.Number, err))
 			}
-			_, span := tracer.Start(pctx, s.Name, opts...)
-			if isAlloc {
-				prev = span.SpanContext()
-			}
-			span.End(trace.WithTimestamp(s.End))
 		}
 		fmt.Fprintf(a.stdout, "job %s attempt %d trace %s record %s state %q queued %s spans %d\n",
 			p.Job.ID, p.Attempt.Number, p.TraceID, p.Attempt.DBIndex, p.Attempt.Alloc.State, queueWait(p.Attempt), len(p.Spans))
@@ -158,9 +176,27 @@ func (a *app) reckon(ctx context.Context, job string, o reckon.Options, flush ti
 		err = fmt.Errorf("%d of %d spans exported (%d dropped, %d failed)", c.Exported, c.Ended, c.Dropped, c.Failed)
 	}
 	if err != nil {
-		return fmt.Errorf("telemetry: %v", oneLine(err))
+		emitErrs = append(emitErrs, fmt.Errorf("telemetry: %v", oneLine(err)))
 	}
-	return nil
+	return errors.Join(emitErrs...)
+}
+
+// attemptSpans are the completed spans of one attempt: the plan's spans,
+// each emitted as a root (flat), the allocation span with the attempt's
+// anchor span id, every span linked to the previous attempt's anchor.
+func attemptSpans(p reckon.Plan) []completed.Span {
+	out := make([]completed.Span, 0, len(p.Spans))
+	for _, s := range p.Spans {
+		cs := completed.Span{Name: s.Name, Start: s.Start, End: s.End, Attributes: s.Attributes, Kind: trace.SpanKindInternal}
+		if s.Name == reckon.SpanRecordPrefix+reckon.KindAllocation.String() {
+			cs.SpanID = p.Anchor
+		}
+		if p.Previous.IsValid() {
+			cs.Links = []trace.Link{{SpanContext: p.Previous, Attributes: []attribute.KeyValue{attribute.String("slurm.link", "previous_attempt")}}}
+		}
+		out = append(out, cs)
+	}
+	return out
 }
 
 func queueWait(a *reckon.Attempt) string {
@@ -230,15 +266,4 @@ func reckonResource(env environ.Lookuper, jobs []reckon.Job) *attr.Map {
 		m.SetString(lensconv.SlurmSLUID, sluid)
 	}
 	return m
-}
-
-// rootInTrace returns a context whose new root spans get trace id tid.
-func rootInTrace(ctx context.Context, tid trace.TraceID) context.Context {
-	// Until the completed-span API can choose a root's trace id: a remote
-	// parent in that trace. TODO(i18emit): use its context option.
-	var sid trace.SpanID
-	copy(sid[:], tid[8:])
-	return trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, Remote: true,
-	}))
 }

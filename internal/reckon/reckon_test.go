@@ -341,19 +341,6 @@ func TestRead(t *testing.T) {
 	}
 }
 
-func TestTraceIDOf(t *testing.T) {
-	t.Parallel()
-	for _, bad := range []string{"", "00000000-0000-0000-0000-000000000000", "zz280c0a-71d2-54bd-bd00-fa82efd94290", "1a280c0a"} {
-		if _, err := TraceIDOf(bad); err == nil {
-			t.Errorf("TraceIDOf(%q) accepted", bad)
-		}
-	}
-	id, err := TraceIDOf("1a280c0a-71d2-54bd-bd00-fa82efd94290")
-	if err != nil || id.String() != "1a280c0a71d254bdbd00fa82efd94290" {
-		t.Errorf("TraceIDOf: %v %v", id, err)
-	}
-}
-
 func TestValidJobArg(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[string]bool{"12": true, "12_3": true, "": false, "12_": false, "12.batch": false, "12+0": false, "-1": false, "12_[1-3]": false} {

@@ -1,10 +1,8 @@
 package reckon
 
 import (
-	"encoding/hex"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/traceid"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -29,12 +28,12 @@ const (
 // Attribute keys of the reckoner's spans besides lensconv's slurm.* keys
 // (docs/reckoner.md#attributes).
 const (
-	AttrState    = "slurm.state"
-	AttrExitCode = "slurm.exit_code"
+	AttrState    = "slurm.accounting.state"
+	AttrExitCode = "slurm.accounting.exit_code"
+	AttrNodeList = "slurm.accounting.nodelist"
+	AttrDBIndex  = "slurm.accounting.db_index"
 	AttrStepID   = "slurm.step.id"
 	AttrStepName = "slurm.step.name"
-	AttrNodeList = "slurm.nodelist"
-	AttrDBIndex  = "slurm.accounting.db_index"
 	AttrInfra    = "slurm.step.infra"
 	// AttrPreviousDBIndex is on slurm.phase.requeue_gap: the previous attempt's record.
 	AttrPreviousDBIndex = "slurm.accounting.previous_db_index"
@@ -55,6 +54,12 @@ type Plan struct {
 	// RunUUID is the attempt's nv.dl.run.uuid and TraceID its 16 bytes.
 	RunUUID string
 	TraceID trace.TraceID
+	// Anchor is the attempt's anchor span id (docs/tracing.md#attempt-trace-id),
+	// the id of its slurm.record.allocation span; Previous is the previous
+	// attempt's trace and anchor, which every span links to. Both are unset
+	// for an array task, whose attempts share one trace.
+	Anchor   trace.SpanID
+	Previous trace.SpanContext
 	// Spans are in a stable order: the phases, the records in sacct's
 	// order, the derived phases.
 	Spans []Span
@@ -84,23 +89,6 @@ func RunEnv(j *Job, a *Attempt) environ.Map {
 	return env
 }
 
-// TraceIDOf returns the trace id whose 16 bytes are the UUID u
-// (docs/reckoner.md#traces).
-func TraceIDOf(u string) (trace.TraceID, error) {
-	var id trace.TraceID
-	h := strings.ReplaceAll(u, "-", "")
-	if len(h) != 32 {
-		return id, fmt.Errorf("UUID %q: want 32 hex digits", u)
-	}
-	if _, err := hex.Decode(id[:], []byte(h)); err != nil {
-		return id, fmt.Errorf("UUID %q: %w", u, err)
-	}
-	if !id.IsValid() {
-		return id, fmt.Errorf("UUID %q: all zero", u)
-	}
-	return id, nil
-}
-
 // Plans returns the traces of every attempt of jobs, in order.
 func Plans(jobs []Job, o Options) ([]Plan, error) {
 	var out []Plan
@@ -112,14 +100,20 @@ func Plans(jobs []Job, o Options) ([]Plan, error) {
 			if !ok {
 				return nil, fmt.Errorf("job %s: no nv.dl.run.uuid", j.ID)
 			}
-			tid, err := TraceIDOf(u)
+			tid, err := traceid.FromUUID(u)
 			if err != nil {
 				return nil, err
 			}
 			p := Plan{Job: j, Attempt: a, RunUUID: u, TraceID: tid}
+			if j.ArrayJobID == "" {
+				p.Anchor = traceid.Anchor(tid)
+			}
 			var prev *Attempt
 			if ai > 0 {
 				prev = &j.Attempts[ai-1]
+				if last := out[len(out)-1]; last.Anchor.IsValid() {
+					p.Previous = trace.NewSpanContext(trace.SpanContextConfig{TraceID: last.TraceID, SpanID: last.Anchor, TraceFlags: trace.FlagsSampled, Remote: true})
+				}
 			}
 			p.Spans = attemptSpans(j, a, prev, o)
 			out = append(out, p)
