@@ -31,6 +31,7 @@ import (
 	"github.com/nemolens/lens-go/internal/logx"
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/telemetry"
+	"github.com/nemolens/lens-go/internal/traceid"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -222,6 +223,10 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 		// The origins name the source of a value that is not valid UTF-8.
 		o.t.Explain = &detect.Explanation{}
 	}
+	var attempt traceid.Attempt // docs/tracing.md#trace-per-attempt; from the run id as configured, not one drawn at random
+	if s.TracePerAttempt {
+		attempt, _ = assembly.Attempt(o.t.Env, cfg.RunID)
+	}
 	cfg = Config(o.t.FillRunID(telemetry.Config(cfg)))
 	base := assembly.SDKAttributes()
 	attrs, err := assembly.ResourceAttributes(ctx, telemetry.Config(cfg), &o.t, base[:], true)
@@ -239,7 +244,7 @@ func build(ctx context.Context, cfg Config, o *options, s *telemetry.Settings) (
 
 	if !cfg.TracesDisabled && (o.spanExporter != nil || s.Traces.Kind != telemetry.KindNone) {
 		if h.tracing, err = telemetry.NewTracing(ctx, res, s, telemetry.TracingOptions{
-			Exporter: o.spanExporter, Console: console, Diagnostics: diag, Env: o.t.Env,
+			Exporter: o.spanExporter, Console: console, Diagnostics: diag, Env: o.t.Env, Attempt: attempt,
 		}); err != nil {
 			return nil, err
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/supervise"
 	"github.com/nemolens/lens-go/internal/telemetry"
+	"github.com/nemolens/lens-go/internal/traceid"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -245,6 +246,10 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		Wrapper: wrapperName,
 		PID:     a.pid(),
 	}
+	var attempt traceid.Attempt // from the run id as configured, not one drawn at random
+	if s.TracePerAttempt {
+		attempt, _ = assembly.Attempt(a.env, cfg.RunID)
+	}
 	cfg = o.FillRunID(cfg)
 	base := assembly.SDKAttributes()
 	fail := func(err error) *execTelemetry {
@@ -263,6 +268,8 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		Console:     telemetry.ConsoleWriter(a.stderr),
 		Diagnostics: a.diag,
 		Env:         a.env,
+		Attempt:     attempt,
+		Warn:        func(w string) { fmt.Fprintf(a.stderr, "lens exec: %s\n", w) },
 	})
 	if err != nil {
 		return fail(err)

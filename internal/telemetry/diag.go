@@ -121,6 +121,13 @@ func (d *Diagnostics) Handle(err error) {
 	logx.Logger(d.logger, logx.Providers).Warn("OpenTelemetry: "+msg, "error", msg)
 }
 
+// Warn logs msg at WARN, once.
+func (d *Diagnostics) Warn(msg string) {
+	if d.first("\x00warn: " + msg) {
+		logx.Logger(d.logger, logx.Providers).Warn(msg)
+	}
+}
+
 // Report logs err at WARN once (an export that failed in the background).
 func (d *Diagnostics) Report(err error) { d.Handle(err) }
 

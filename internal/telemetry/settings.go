@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/pytext"
 )
 
 // Exporter kinds of a signal (OTEL_<SIGNAL>_EXPORTER values).
@@ -105,6 +106,10 @@ type Settings struct {
 	BLRPScheduleDelay, BLRPExportTimeout time.Duration
 	BLRPMaxQueueSize, BLRPMaxExportBatch int
 
+	// TracePerAttempt is NEMO_LENS_TRACE_PER_ATTEMPT
+	// (docs/tracing.md#trace-per-attempt).
+	TracePerAttempt bool
+
 	// Warnings are the settings that were replaced by their defaults, one
 	// message each.
 	Warnings []string
@@ -142,6 +147,14 @@ func ReadSettings(env environ.Lookuper, cfg Config, need Needs) (Settings, error
 		default:
 			r.warnf("OTEL_SDK_DISABLED=%q is neither true nor false; treated as false", raw)
 		}
+	}
+
+	if raw, _ := env.LookupEnv(TracePerAttemptEnv); pytext.TrimSpace(raw) != "" {
+		b, ok := ParseBool(pytext.TrimSpace(raw))
+		if !ok {
+			r.fail(TracePerAttemptEnv, raw, ErrInvalidBool)
+		}
+		s.TracePerAttempt = b
 	}
 
 	s.Traces = r.signal(SignalTraces, cfg, need.Traces)

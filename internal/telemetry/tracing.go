@@ -12,6 +12,7 @@ import (
 
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/envprop"
+	"github.com/nemolens/lens-go/internal/traceid"
 )
 
 // TracingOptions are the inputs of [NewTracing] besides the resource and the
@@ -28,6 +29,12 @@ type TracingOptions struct {
 	// Env is where the parent trace context is read (TRACEPARENT, …); nil is
 	// the process environment.
 	Env environ.Lookuper
+	// Attempt is the process's job attempt (assembly.Attempt), used when
+	// Settings.TracePerAttempt is on; the zero value is none.
+	Attempt traceid.Attempt
+	// Warn says a warning (NoAttemptWarning); nil logs it at WARN through
+	// the diagnostics' logger.
+	Warn func(string)
 }
 
 // Tracing is a tracer provider whose spans go through Lens's span pipeline.
@@ -64,13 +71,30 @@ func NewTracing(ctx context.Context, res *resource.Resource, s *Settings, o Trac
 		d = NewDiagnostics(nil) // invalid UTF-8 is always reported
 	}
 	p := newSpanPipeline(exp, res, s, guard, onError, d.InvalidUTF8)
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
+	// The generator honours ids requested through the context
+	// (completed.ContextWithTraceID, completed.Span.SpanID) and, in the
+	// per-attempt mode, gives root spans the attempt's trace id
+	// (docs/tracing.md#attempt-precedence).
+	var gen traceid.Generator
+	if s.TracePerAttempt {
+		if gen.Attempt = o.Attempt.TraceID; !gen.Attempt.IsValid() {
+			if o.Warn != nil {
+				o.Warn(NoAttemptWarning)
+			} else {
+				d.Warn(NoAttemptWarning)
+			}
+		}
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p), sdktrace.WithIDGenerator(gen))
 	t := &Tracing{sdk: tp, provider: tp, pipeline: p, secrets: s.Secrets}
+	if link, ok := o.Attempt.Link(); ok && gen.Attempt.IsValid() {
+		t.provider = &attemptProvider{next: tp, link: link}
+	}
 	if s.Propagator != nil {
 		parent := trace.SpanContextFromContext(envprop.Extract(context.Background(), environ.Or(o.Env), s.Propagator))
 		if parent.IsValid() {
 			t.parent = parent
-			t.provider = &parentedProvider{next: tp, parent: parent}
+			t.provider = &parentedProvider{next: t.provider, parent: parent}
 		}
 	}
 	return t, nil

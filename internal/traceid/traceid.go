@@ -146,3 +146,30 @@ func Anchor(tid trace.TraceID) trace.SpanID {
 	}
 	return sid
 }
+
+// Attempt is the trace identity of one job attempt
+// (docs/tracing.md#trace-per-attempt).
+type Attempt struct {
+	// TraceID is the attempt's trace id (FromUUID of its nv.dl.run.uuid).
+	TraceID trace.TraceID
+	// Previous is the previous attempt's trace id; invalid when there is
+	// none (docs/tracing.md#attempt-links).
+	Previous trace.TraceID
+}
+
+// Link returns the link from the attempt's root spans to the previous
+// attempt's anchor span, and false when there is no previous attempt.
+func (a Attempt) Link() (trace.Link, bool) {
+	if !a.Previous.IsValid() {
+		return trace.Link{}, false
+	}
+	return trace.Link{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: a.Previous, SpanID: Anchor(a.Previous), TraceFlags: trace.FlagsSampled, Remote: true,
+	})}, true
+}
+
+// Traceparent returns the W3C traceparent that puts a process under the
+// attempt's anchor span (docs/tracing.md#attempt-python), sampled.
+func (a Attempt) Traceparent() string {
+	return "00-" + a.TraceID.String() + "-" + Anchor(a.TraceID).String() + "-01"
+}
