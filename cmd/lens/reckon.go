@@ -223,6 +223,9 @@ func (a *app) reckonTracing(ctx context.Context, jobs []reckon.Job) (*telemetry.
 	if s.SDKDisabled || s.Traces.Kind == telemetry.KindNone {
 		return nil, errors.New("telemetry: traces are disabled (OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none): nothing to export to")
 	}
+	// Each attempt's trace is requested explicitly (ContextWithTraceID): the
+	// reckoner's own job is no attempt of the reckoned one.
+	s.TracePerAttempt = false
 	res := reckonResource(a.env, jobs)
 	return telemetry.NewTracing(ctx, res.Resource(), &s, telemetry.TracingOptions{
 		Console:     telemetry.ConsoleWriter(a.stderr),

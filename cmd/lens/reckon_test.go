@@ -208,16 +208,20 @@ func TestReckonFailures(t *testing.T) {
 	}
 }
 
-// The resource is the reckoned job's, not the reckoner's own Slurm job's.
+// The resource and the traces are the reckoned job's, not those of the
+// reckoner's own Slurm job, whose per-attempt mode it inherits.
 func TestReckonResource(t *testing.T) {
 	t.Parallel()
 	sacct, _ := fakeSacct(t, recordedSacct(t, "completed.sacct"))
 	env := environ.Map{"OTEL_TRACES_EXPORTER": "console", "SLURM_JOB_ID": "77", "SLURM_CLUSTER_NAME": "other",
-		"OTEL_RESOURCE_ATTRIBUTES": "nemo.run.id=run-1,slurm.job.id=77"}
+		"OTEL_RESOURCE_ATTRIBUTES": "nemo.run.id=run-1,slurm.job.id=77", "NEMO_LENS_TRACE_PER_ATTEMPT": "true"}
 	r := runReckon(t, env, sacct, "1")
 	spans := reckonSpans(t, r.stderr)
 	if r.code != 0 || len(spans) == 0 {
 		t.Fatalf("%+v", r)
+	}
+	if want := strings.ReplaceAll(runUUID("nemo.lens.run/lensprobe/1/sr0"), "-", ""); spans[0].SpanContext.TraceID != want {
+		t.Errorf("trace %s, want the reckoned job's %s", spans[0].SpanContext.TraceID, want)
 	}
 	got := map[string]any{}
 	for _, kv := range spans[0].Resource {
