@@ -47,6 +47,8 @@ type Cluster struct {
 
 	scripts string
 
+	opts Options
+
 	mu       sync.Mutex
 	nodes    int
 	stopped  bool
@@ -85,11 +87,48 @@ func ScriptsDir() (string, error) {
 	return filepath.Clean(d), nil
 }
 
+// Options are the settings of scripts/slurm-up.sh besides the node count.
+type Options struct {
+	// Accounting turns on real accounting: slurmdbd backed by a private
+	// MariaDB in the state dir (LENS_SLURM_ACCOUNTING=1), so that sacct
+	// works. The cluster's jobs then have an account and a QOS.
+	Accounting bool
+	// Port is the SlurmctldPort (LENS_SLURM_PORT); the script uses the ports
+	// above it too (docs in slurm-up.sh). 0 keeps the environment's
+	// LENS_SLURM_PORT, or the script's default.
+	Port int
+	// ClusterName is the ClusterName (LENS_SLURM_CLUSTER); "" keeps the
+	// environment's, or the script's default.
+	ClusterName string
+}
+
+// env are the script's variables for o.
+func (o Options) env() []string {
+	var env []string
+	if o.Accounting {
+		env = append(env, "LENS_SLURM_ACCOUNTING=1")
+	} else {
+		env = append(env, "LENS_SLURM_ACCOUNTING=0")
+	}
+	if o.Port != 0 {
+		env = append(env, fmt.Sprintf("LENS_SLURM_PORT=%d", o.Port))
+	}
+	if o.ClusterName != "" {
+		env = append(env, "LENS_SLURM_CLUSTER="+o.ClusterName)
+	}
+	return env
+}
+
 // Start brings the cluster in stateDir up with nodes slurmd (1 or 2) by
 // running scripts/slurm-up.sh (idempotent: an already running cluster with
 // the same layout is reused). It also starts a watchdog that runs
 // slurm-down.sh if this process dies without calling Stop.
 func Start(ctx context.Context, stateDir string, nodes int) (*Cluster, error) {
+	return StartWith(ctx, stateDir, nodes, Options{})
+}
+
+// StartWith is Start with the script's settings o.
+func StartWith(ctx context.Context, stateDir string, nodes int, o Options) (*Cluster, error) {
 	if nodes != 1 && nodes != 2 {
 		return nil, fmt.Errorf("slurm.Start: nodes must be 1 or 2, got %d", nodes)
 	}
@@ -104,7 +143,7 @@ func Start(ctx context.Context, stateDir string, nodes int) (*Cluster, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, err
 	}
-	c := &Cluster{StateDir: abs, scripts: scripts}
+	c := &Cluster{StateDir: abs, scripts: scripts, opts: o}
 	// The watchdog goes first so that a crash between the script and the
 	// return still stops whatever the script started.
 	if err := c.startWatchdog(); err != nil {
@@ -143,7 +182,7 @@ func (c *Cluster) up(ctx context.Context, nodes int) error {
 		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(c.scripts, "slurm-up.sh"), c.StateDir, fmt.Sprint(nodes))
-	cmd.Env = scriptEnv()
+	cmd.Env = CleanEnv(os.Environ(), "", c.opts.env()...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
