@@ -149,6 +149,12 @@ func final(j *Job) error {
 		if slices.Contains(notFinalStates, state) && (last || state != "REQUEUED") {
 			return &NotFinal{Reason: fmt.Sprintf("job %s is %s", a.Alloc.JobID, a.Alloc.State)}
 		}
+		// Observed on 22.05: a requeued attempt's record can reach the
+		// database with its end before its eligible time (and job name); a
+		// started attempt was eligible, so its record is not complete yet.
+		if !a.Alloc.Start.IsZero() && (a.Alloc.Eligible.IsZero() || a.Alloc.Submit.IsZero()) {
+			return &NotFinal{Reason: fmt.Sprintf("record %s of job %s has a start but no submit or eligible time yet", a.DBIndex, a.Alloc.JobID)}
+		}
 		for _, r := range append([]Row{a.Alloc}, a.Rows...) {
 			if r.End.IsZero() {
 				return &NotFinal{Reason: fmt.Sprintf("%s (%s) has no end time yet", r.JobID, r.State)}

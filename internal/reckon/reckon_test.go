@@ -194,6 +194,9 @@ func TestNotFinal(t *testing.T) {
 		{"running.sacct", "is PENDING"},
 		{"pending.sacct", "no rows"},
 		{"unknown.sacct", "no rows"},
+		// Recorded right after a requeued job ended: the second record has
+		// its end, but not yet its eligible time (it came ~1 s later).
+		{"requeued-eligible-late.sacct", "no submit or eligible time yet"},
 	} {
 		rows, err := Parse(load(t, tc.file), false)
 		if err != nil {
@@ -239,6 +242,8 @@ var groupCases = []struct {
 	{"sluid", strings.ReplaceAll(row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), "\n", "|S1\n"), true, "9:1"},
 	{"sluid splits a record", strings.ReplaceAll(row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), "\n", "|S1\n") +
 		strings.ReplaceAll(row("9.0", "9.0", "x", "COMPLETED", "2026-12-01T10:00:05", "4"), "\n", "|S2\n"), true, "inconsistent"},
+	{"started, eligible not recorded yet", strings.Replace(row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), "|2026-12-01T10:00:01|", "|Unknown|", 1), false, "notfinal"},
+	{"cancelled while pending", strings.Replace(row("9", "9", "a", "CANCELLED by 0", "2026-12-01T10:00:05", "4"), "|2026-12-01T10:00:02|", "|None|", 1), false, "9:1"},
 	{"array task", row("9_3", "11", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), false, "11:1"},
 }
 
