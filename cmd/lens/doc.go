@@ -21,6 +21,7 @@
 //	lens exec [--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index]
 //	          [--signals auto|relay|direct] [--command-args] [--flush-timeout D]
 //	          [--] COMMAND [ARG...]
+//	lens reckon [--infra-step NAME[,NAME...]]... [--wait D] [--flush-timeout D] JOBID
 //	lens help [COMMAND...] | lens [COMMAND...] --help | lens --version
 //
 // Flags are written --name VALUE, --name=VALUE, -name VALUE or -name=VALUE
@@ -314,6 +315,22 @@
 // telemetry disabled: ...") and the command runs without telemetry:
 // telemetry never keeps the workload from running. Without telemetry
 // TRACEPARENT and TRACESTATE pass through unchanged.
+//
+// # lens reckon
+//
+// The reckoner (docs/reckoner.md): after Slurm job JOBID has ended, reads
+// its accounting records (sacct -j JOBID -D) and exports them as back-dated,
+// flat spans, one trace per attempt, whose id is the attempt's
+// nv.dl.run.uuid (docs/tracing.md#trace-per-attempt): slurm.phase.deferred,
+// slurm.phase.queued, slurm.record.{allocation,batch,extern,step},
+// slurm.phase.workload, slurm.phase.cleanup_tail and, for a requeued
+// attempt, slurm.phase.requeue_gap. Attempts are told apart by their
+// accounting records, never by time. Submit it behind the job:
+//
+//	sbatch --dependency=afterany:JOBID examples/reckon.sbatch JOBID
+//
+// While the record is not final it says so and exits 0 (after asking again
+// for up to --wait). Exit status 1 when sacct or the export fails.
 //
 // # Diagnostics
 //
