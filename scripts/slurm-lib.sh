@@ -218,7 +218,15 @@ slurm_mariadb() {
 # slurmdbd.conf (0600, next to slurm.conf: slurmdbd finds it through
 # SLURM_CONF). The DB user's password is random, kept in the state dir.
 slurm_start_accounting() {
-	local cluster=$1 dbd_port=$2 db_port=$3 i ok pass
+	local cluster=$1 dbd_port=$2 db_port=$3 i ok pass t0 phases=
+	t0=$(date +%s%N)
+	# phase NAME: appends "NAME <ms since the last phase>" to $phases.
+	phase() {
+		local now
+		now=$(date +%s%N)
+		phases+=" $1 $(((now - t0) / 1000000))ms"
+		t0=$now
+	}
 	mkdir -p "$DB_DIR"
 	chmod 0700 "$DB_DIR"
 	if [[ ! -s $DB_PASS_FILE ]]; then
@@ -235,6 +243,7 @@ slurm_start_accounting() {
 			--auth-root-authentication-method=socket --skip-test-db \
 			</dev/null >>"$LOGDIR/mariadb-install.log" 2>&1 ||
 			slurm_die "mariadb-install-db failed" "$LOGDIR/mariadb-install.log"
+		phase install-db
 	fi
 	if ! slurm_recorded_alive mariadbd; then
 		port_busy "$db_port" && slurm_die "port $db_port (MariaDB) is already in use by another process; set LENS_SLURM_PORT to use other ports"
@@ -253,6 +262,7 @@ slurm_start_accounting() {
 		sleep 0.1
 	done
 	((ok)) || slurm_die "MariaDB not answering on $DB_SOCK after 30 s" "${db_logs[@]}"
+	phase mariadbd
 	slurm_mariadb "CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '$pass';
 		CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '$pass';
 		GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';
@@ -286,12 +296,15 @@ slurm_start_accounting() {
 		sleep 0.2
 	done
 	((ok)) || slurm_die "slurmdbd: sacctmgr show cluster failed for 30 s" "${dbd_logs[@]}"
+	phase slurmdbd
 	# Adding the cluster also creates root's association (account root),
 	# which AccountingStorageEnforce=associations requires for jobs of root.
 	if ! grep -qx -- "$cluster" <<<"$clusters"; then
 		timeout 30 sacctmgr -i add cluster "$cluster" >>"$LOGDIR/sacctmgr.log" 2>&1 ||
 			slurm_die "sacctmgr add cluster $cluster failed" "$LOGDIR/sacctmgr.log" "${dbd_logs[@]}"
+		phase add-cluster
 	fi
+	slurm_log "accounting phases:$phases"
 }
 
 # gen_dbd_conf DBD_PORT DB_PORT PASS: slurmdbd.conf on stdout.

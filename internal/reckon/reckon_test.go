@@ -165,7 +165,7 @@ func TestPlansRecorded(t *testing.T) {
 func attrOf(kvs []attribute.KeyValue, key string) string {
 	for _, kv := range kvs {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
