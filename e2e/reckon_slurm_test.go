@@ -16,9 +16,12 @@ package e2e_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,26 +38,46 @@ import (
 const acctPortOffset = 40
 
 // acctCluster returns the cluster with accounting (two nodes), started on
-// first use and stopped by TestMain.
+// first use — or in the background from TestMain (prestartAcct) — and
+// stopped by TestMain.
 func acctCluster(t *testing.T) *slurm.Cluster {
 	t.Helper()
 	gate(t)
-	h.acctOnce.Do(func() {
-		base := 6817
-		if p, err := strconv.Atoi(os.Getenv("LENS_SLURM_PORT")); err == nil && p > 0 {
-			base = p
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), slurm.StartTimeout)
-		defer cancel()
-		start := time.Now()
-		h.acct, h.acctErr = slurm.StartWith(ctx, filepath.Join(h.root, "state-acct"), 2,
-			slurm.Options{Accounting: true, Port: base + acctPortOffset, ClusterName: "lensacct"})
-		h.timing("accounting cluster start (2 nodes, MariaDB + slurmdbd; includes apt when packages are missing): %v", time.Since(start).Round(time.Millisecond))
-	})
+	h.acctOnce.Do(startAcct)
 	if h.acctErr != nil {
 		skipOrFatal(t, "the Slurm cluster with accounting did not start: %v", h.acctErr)
 	}
 	return h.acct
+}
+
+func startAcct() {
+	base := 6817
+	if p, err := strconv.Atoi(os.Getenv("LENS_SLURM_PORT")); err == nil && p > 0 {
+		base = p
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), slurm.StartTimeout)
+	defer cancel()
+	start := time.Now()
+	h.acct, h.acctErr = slurm.StartWith(ctx, filepath.Join(h.root, "state-acct"), 2,
+		slurm.Options{Accounting: true, Port: base + acctPortOffset, ClusterName: "lensacct"})
+	h.timing("accounting cluster start (2 nodes, MariaDB + slurmdbd; includes apt when packages are missing; in the background): %v", time.Since(start).Round(time.Millisecond))
+}
+
+// prestartAcct starts the accounting cluster in the background when the
+// tests that need it will run (root on Linux, Slurm e2e not switched off,
+// -run selecting TestReckonSlurmJaeger), so that its start-up (MariaDB,
+// slurmdbd) overlaps the other tests. TestMain waits for it before stopping.
+func prestartAcct() {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 || (!inCI() && os.Getenv("LENS_E2E_SLURM") == "0") {
+		return
+	}
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
+		re, err := regexp.Compile(f.Value.String())
+		if err != nil || !re.MatchString("TestReckonSlurmJaeger") {
+			return
+		}
+	}
+	go h.acctOnce.Do(startAcct)
 }
 
 // acctRow is one row of the test's own sacct call.

@@ -19,6 +19,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,7 +71,10 @@ func TestMain(m *testing.M) {
 	// munged wants every directory above its socket to be searchable.
 	_ = os.Chmod(root, 0o755)
 	h = &harness{root: root}
+	flag.Parse()
+	prestartAcct()
 	code := m.Run()
+	h.acctOnce.Do(func() {}) // waits for a start still under way
 	if h.acct != nil {
 		start := time.Now()
 		if err := h.acct.Stop(); err != nil {

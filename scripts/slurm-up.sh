@@ -62,7 +62,7 @@ install_packages() {
 	local -a bins=(munged munge unmunge slurmctld slurmd slurmstepd srun sbatch salloc sinfo squeue scontrol scancel)
 	if ((ACCOUNTING)); then
 		pkgs+=(mariadb-server slurmdbd)
-		bins+=(mariadbd mariadb-install-db mariadb slurmdbd sacctmgr sacct)
+		bins+=(mariadbd mariadb slurmdbd sacctmgr sacct)
 	fi
 	for b in "${bins[@]}"; do
 		command -v "$b" >/dev/null 2>&1 || missing+=("$b")
