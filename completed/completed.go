@@ -87,9 +87,15 @@ var (
 // Validate checks spans as one set and returns every problem, joined
 // (errors.Join of *SpanError, each wrapping a sentinel), or nil.
 func Validate(spans []Span) error {
+	return errors.Join(validate(spans, func(i int) int { return i })...)
+}
+
+// validate returns the problems of spans; pos maps an index of spans to
+// the position reported (ParseSet reports --span positions).
+func validate(spans []Span, pos func(int) int) []error {
 	var errs []error
 	add := func(i int, err error) {
-		errs = append(errs, &SpanError{Index: i, Name: spans[i].Name, Err: err})
+		errs = append(errs, &SpanError{Index: pos(i), Name: spans[i].Name, Err: err})
 	}
 	byName := make(map[string]int, len(spans))
 	byID := map[trace.SpanID]int{}
@@ -97,13 +103,13 @@ func Validate(spans []Span) error {
 		if s.Name == "" {
 			add(i, ErrEmptyName)
 		} else if j, dup := byName[s.Name]; dup {
-			add(i, fmt.Errorf("%w: also span #%d", ErrDuplicateName, j+1))
+			add(i, fmt.Errorf("%w: also span #%d", ErrDuplicateName, pos(j)+1))
 		} else {
 			byName[s.Name] = i
 		}
 		if s.SpanID.IsValid() {
 			if j, dup := byID[s.SpanID]; dup {
-				add(i, fmt.Errorf("%w %s: also span #%d", ErrDuplicateSpanID, s.SpanID, j+1))
+				add(i, fmt.Errorf("%w %s: also span #%d", ErrDuplicateSpanID, s.SpanID, pos(j)+1))
 			} else {
 				byID[s.SpanID] = i
 			}
@@ -134,7 +140,7 @@ func Validate(spans []Span) error {
 		}
 		add(cycle[0], fmt.Errorf("%w: %s -> %q", ErrCycle, strings.Join(names, " -> "), spans[cycle[0]].Name))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // cycles returns each parent cycle once, as the indexes of its spans from

@@ -22,6 +22,7 @@ type setRow struct {
 	specs []string
 	want  []error
 	names []string
+	not   []error // sentinels the error must not wrap
 }
 
 // setRows covers every rule of Validate and ParseSpec; they also seed
@@ -58,6 +59,8 @@ var setRows = []setRow{
 	{name: "after 2262", specs: []string{"a,1,9223372037"}, want: []error{completed.ErrTimeRange}},
 	{name: "both times bad", specs: []string{"a,inf,x"}, want: []error{completed.ErrNotFinite, completed.ErrMalformed}},
 	{name: "one bad spec among good ones", specs: []string{"a,1,2", "b,1,x,a"}, want: []error{completed.ErrMalformed}},
+	{name: "parse and set errors together", specs: []string{"a,1,2,a", "b,x,2"}, want: []error{completed.ErrMalformed, completed.ErrCycle}, names: []string{"a"}},
+	{name: "child of a value that does not parse", specs: []string{"a,x,2", "b,1,2,a"}, want: []error{completed.ErrMalformed}, not: []error{completed.ErrMissingParent}},
 
 	{name: "empty name", specs: []string{",1,2"}, want: []error{completed.ErrEmptyName}, names: []string{""}},
 	{name: "duplicate name", specs: []string{"a,1,2", "b,1,2", "a,3,4"}, want: []error{completed.ErrDuplicateName}, names: []string{"a"}},
@@ -81,11 +84,7 @@ func recorder() (*tracetest.SpanRecorder, trace.Tracer) {
 
 // parse parses and validates a row's specs the way lens emit-spans does.
 func parse(specs []string) ([]completed.Span, error) {
-	spans, err := completed.ParseSpecs(specs)
-	if err != nil {
-		return nil, err
-	}
-	return spans, completed.Validate(spans)
+	return completed.ParseSet(specs)
 }
 
 func TestValidateAndEmit(t *testing.T) {
@@ -97,6 +96,11 @@ func TestValidateAndEmit(t *testing.T) {
 			for _, w := range row.want {
 				if !errors.Is(err, w) {
 					t.Errorf("error %v does not wrap %v", err, w)
+				}
+			}
+			for _, w := range row.not {
+				if errors.Is(err, w) {
+					t.Errorf("error %v wraps %v", err, w)
 				}
 			}
 			if row.want == nil && err != nil {
@@ -115,7 +119,7 @@ func TestValidateAndEmit(t *testing.T) {
 				}
 			}
 			rec, tr := recorder()
-			if spans == nil { // a parse error: emit what parsed, unvalidated, to check Emit refuses too
+			if err != nil { // a parse error: emit what parsed, unvalidated, to check Emit refuses too
 				spans = parsedOnly(row.specs)
 			}
 			emitErr := completed.Emit(context.Background(), tr, spans)
@@ -310,7 +314,7 @@ func FuzzEmit(f *testing.F) {
 		specs := strings.Split(in, "\n")
 		spans, err := parse(specs)
 		rec, tr := recorder()
-		if spans == nil {
+		if err != nil {
 			spans = parsedOnly(specs)
 		}
 		emitErr := completed.Emit(context.Background(), tr, spans)
@@ -329,4 +333,24 @@ func FuzzEmit(f *testing.F) {
 			t.Fatalf("%d of %d spans emitted", len(rec.Ended()), len(spans))
 		}
 	})
+}
+
+// TestParseSetPositions: a set error names the span's --span position, not
+// its position among the values that parsed.
+func TestParseSetPositions(t *testing.T) {
+	t.Parallel()
+	_, err := completed.ParseSet([]string{"bad", "a,1,2", "a,3,4"})
+	var se *completed.SpanError
+	found := false
+	for _, e := range unjoin(err) {
+		if errors.As(e, &se) && errors.Is(se, completed.ErrDuplicateName) {
+			found = true
+			if se.Index != 2 || !strings.Contains(se.Error(), "(#3)") || !strings.Contains(se.Error(), "also span #2") {
+				t.Errorf("duplicate reported as %v (index %d), want --span #3, also #2", se, se.Index)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no duplicate reported: %v", err)
+	}
 }

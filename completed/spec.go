@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,41 @@ func ParseSpecs(specs []string) ([]Span, error) {
 			continue
 		}
 		spans = append(spans, s)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return spans, nil
+}
+
+// ParseSet parses every spec and validates the spans as one set, as lens
+// emit-spans does, and returns the spans or every problem joined: the
+// *SpecError of each value that does not parse, then the *SpanError of the
+// set rules among the values that do, their Index the position among specs.
+// A parent that names a value that did not parse is not reported missing:
+// that value's own error says what is wrong.
+func ParseSet(specs []string) ([]Span, error) {
+	spans := make([]Span, 0, len(specs))
+	var pos []int
+	var errs []error
+	unparsed := map[string]bool{}
+	for i, spec := range specs {
+		s, err := ParseSpec(spec)
+		if err != nil {
+			errs = append(errs, err)
+			name, _, _ := strings.Cut(spec, ",")
+			unparsed[name] = true
+			continue
+		}
+		spans = append(spans, s)
+		pos = append(pos, i)
+	}
+	for _, err := range validate(spans, func(i int) int { return pos[i] }) {
+		var se *SpanError
+		if errors.As(err, &se) && errors.Is(se.Err, ErrMissingParent) && unparsed[spans[slices.Index(pos, se.Index)].Parent] {
+			continue
+		}
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -19,6 +19,7 @@ command's status.`,
 		uuidCommand,
 		envCommand,
 		execCommand,
+		emitSpansCommand,
 		reckonCommand,
 	},
 }

@@ -21,6 +21,7 @@
 //	lens exec [--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index]
 //	          [--signals auto|relay|direct] [--command-args] [--flush-timeout D]
 //	          [--] COMMAND [ARG...]
+//	lens emit-spans [--service NAME] [--flush-timeout D] --span NAME,START,END[,PARENT]...
 //	lens reckon [--infra-step NAME[,NAME...]]... [--wait D] [--flush-timeout D] JOBID
 //	lens help [COMMAND...] | lens [COMMAND...] --help | lens --version
 //
@@ -33,11 +34,13 @@
 //
 //	0    success
 //	1    failure: lens carrier check found a problem; lens uuid run has no
-//	     run identity; lens resource cannot read its configuration; an I/O
-//	     error (the message is on stderr)
+//	     run identity; lens resource cannot read its configuration; lens
+//	     emit-spans cannot set up tracing or export; an I/O error (the
+//	     message is on stderr)
 //	2    usage error: unknown command or flag, a missing or extra argument,
 //	     an invalid flag value, JSON input that is not one object. stderr
-//	     holds one line "lens COMMAND: REASON" and the usage
+//	     holds one line "lens COMMAND: REASON" and the usage; and invalid
+//	     spans for lens emit-spans (one line per problem, no usage)
 //	lens exec: the command's status; killed by signal N itself when signal
 //	     N killed the command (128+N as PID 1); 126 when it was found and
 //	     cannot be run; 127 when it is not found
@@ -235,6 +238,31 @@
 // (carrier keys are never percent-encoded, so quotes, $(...), backticks,
 // newlines and bytes that are not UTF-8 can reach it).
 //
+// With NEMO_LENS_TRACE_PER_ATTEMPT=true and no TRACEPARENT in the
+// environment, lens env prints "export TRACEPARENT=00-TRACE-ANCHOR-01"
+// first: the job attempt's trace and anchor span
+// (docs/tracing.md#attempt-python).
+//
+// # lens emit-spans
+//
+// Exports spans whose times were measured elsewhere, back-dated
+// (docs/tracing.md#emit-spans): the reference's emit-spans.
+//
+//	--span NAME,START,END[,PARENT]  one span; times in seconds since the
+//	                     Unix epoch, decimal, kept to the nanosecond
+//	                     (docs/tracing.md#span-grammar); repeatable
+//	--service NAME       service.name of the resource (beats
+//	                     OTEL_SERVICE_NAME and the carrier)
+//	--flush-timeout D    bound the export (default 30s)
+//
+// The values are checked as one set before anything is set up: a malformed
+// value, an empty or repeated name, a missing parent, a parent cycle, a time
+// that is not finite or out of range, an end before its start — every
+// problem is printed, one per line, nothing is exported, and the exit
+// status is 2. Then tracing is set up as for lens exec, except that it is
+// on whatever NEMO_LENS_ENABLED says; a configuration that sends the spans
+// nowhere, or an export or flush that fails, exits 1.
+//
 // # lens exec
 //
 // Runs COMMAND with ARGs as execvp(3) finds and runs it (no shell is
@@ -369,8 +397,13 @@
 //	                               the configuration and base map (resource,
 //	                               exec)
 //	OTEL_EXPORTER_OTLP_*, OTEL_BSP_*, OTEL_TRACES_SAMPLER*
-//	                               the exporter and span processing (exec)
-//	TRACEPARENT, TRACESTATE        the parent trace context (exec)
+//	                               the exporter and span processing (exec,
+//	                               emit-spans)
+//	TRACEPARENT, TRACESTATE        the parent trace context (exec,
+//	                               emit-spans)
+//	NEMO_LENS_TRACE_PER_ATTEMPT    one trace per job attempt (exec,
+//	                               emit-spans, env;
+//	                               docs/tracing.md#trace-per-attempt)
 //	PATH                           the command to run (exec)
 //	LENS_LOG_LEVEL                 the level of the library's log records
 //

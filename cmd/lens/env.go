@@ -9,7 +9,11 @@ import (
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/internal/assembly"
+	"github.com/nemolens/lens-go/internal/process"
+	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/internal/shellquote"
+	"github.com/nemolens/lens-go/internal/telemetry"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -39,7 +43,14 @@ none, and lens says so on stderr.
 
 VALUE is quoted as Python's shlex.quote quotes it, so eval reproduces it
 byte for byte whatever it holds:
-  eval "$(lens env --stage task)"`,
+  eval "$(lens env --stage task)"
+
+With NEMO_LENS_TRACE_PER_ATTEMPT=true and no TRACEPARENT in the
+environment, a line
+  export TRACEPARENT=00-TRACE_ID-ANCHOR_SPAN_ID-01
+comes first: it puts the processes started after the eval (a Python
+process included) under the job attempt's anchor span, in the attempt's
+trace (docs/tracing.md#attempt-python).`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		stage := choiceFlag(fs, "stage", "", "launch `stage`: sbatch or task (required)", "sbatch", "task")
 		image := fs.String("container-image", "", "container `image` to record as nv.dl.launch.container.image (task only)")
@@ -72,6 +83,11 @@ byte for byte whatever it holds:
 					additions.Set(lensconv.NVDLLaunchContainerImage, attr.String(*image))
 				}
 			}
+			if tp := a.attemptTraceparent(); tp != "" {
+				if _, err := fmt.Fprintf(a.stdout, "export TRACEPARENT=%s\n", tp); err != nil {
+					return err
+				}
+			}
 			current, had := a.env.LookupEnv(carrier.EnvVar)
 			text, dropped := carrier.Extend(current, additions, nil)
 			a.reportDropped("env", dropped)
@@ -92,3 +108,34 @@ byte for byte whatever it holds:
 		}
 	},
 }
+
+// attemptTraceparent returns the W3C traceparent under the job attempt's
+// anchor span when the per-attempt mode is on and the environment holds no
+// TRACEPARENT (docs/tracing.md#attempt-python), else "". A bad switch
+// value or a missing attempt identity is said on stderr; lens env goes on.
+func (a *app) attemptTraceparent() string {
+	raw, _ := a.env.LookupEnv(telemetry.TracePerAttemptEnv)
+	v := pytext.TrimSpace(raw)
+	if v == "" {
+		return ""
+	}
+	on, ok := telemetry.ParseBool(v)
+	if !ok {
+		fmt.Fprintf(a.stderr, "lens env: %v; no TRACEPARENT\n", &telemetry.ConfigError{Var: telemetry.TracePerAttemptEnv, Value: raw, Err: telemetry.ErrInvalidBool})
+		return ""
+	}
+	if tp, _ := a.env.LookupEnv(traceparentEnv); !on || tp != "" {
+		return ""
+	}
+	runID, _ := a.env.LookupEnv(process.RunIDEnv)
+	attempt, ok := assembly.Attempt(a.env, pytext.TrimSpace(runID))
+	if !ok {
+		fmt.Fprintf(a.stderr, "lens env: %s\n", telemetry.NoAttemptWarning)
+		return ""
+	}
+	return attempt.Traceparent()
+}
+
+// traceparentEnv is the W3C Trace Context variable of the environment
+// carrier (the OpenTelemetry specification's environment propagation).
+const traceparentEnv = "TRACEPARENT"

@@ -232,7 +232,12 @@ type consoleSpan struct {
 	Name        string
 	SpanContext struct{ TraceID, SpanID string }
 	Parent      struct{ TraceID, SpanID string }
-	Attributes  []struct {
+	StartTime   time.Time
+	EndTime     time.Time
+	Links       []struct {
+		SpanContext struct{ TraceID, SpanID string }
+	}
+	Attributes []struct {
 		Key   string
 		Value struct{ Value any }
 	}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nemolens/lens-go/completed"
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/internal/assembly"
+	"github.com/nemolens/lens-go/internal/telemetry"
+	"github.com/nemolens/lens-go/internal/traceid"
+)
+
+// emitSpansWrapper is appended (with the pid) to lens emit-spans's
+// service.instance.id, as lens exec appends its own: a lens process never
+// reports the id of the process it runs beside.
+const emitSpansWrapper = "lens-emit-spans"
+
+// defaultEmitTimeout bounds lens emit-spans's export and flush.
+const defaultEmitTimeout = 30 * time.Second
+
+var emitSpansCommand = &command{
+	name:    "emit-spans",
+	summary: "export completed spans from explicit start and end times",
+	usage:   "[--service NAME] [--flush-timeout D] --span NAME,START,END[,PARENT]...",
+	help: `Export spans whose times were measured elsewhere (a shell launcher's date
++%s.%N, the scheduler's accounting) as completed spans, back-dated
+(docs/tracing.md#emit-spans).
+
+--span NAME,START_EPOCH_SECONDS,END_EPOCH_SECONDS[,PARENT_NAME] is one span;
+repeat it. Times are decimal seconds since the Unix epoch, kept to the
+nanosecond (docs/tracing.md#span-grammar). A parent is another --span's
+NAME; it may come before or after its children and need not contain them in
+time. The spans are checked as a set first: if any value is malformed, a
+name is empty or used twice, a parent is missing, parents form a cycle, a
+time is not finite or out of range, or a span ends before it starts, every
+problem is printed, one per line, and nothing is exported (exit status 2).
+
+The resource is the one every lens process reports (OTEL_RESOURCE_ATTRIBUTES,
+the NEMO_LENS_* configuration and detection); --service sets service.name
+and beats OTEL_SERVICE_NAME and the carrier. The exporter is configured as
+for lens exec: OTLP by default, the console (stderr) with
+NEMO_LENS_EXPORTER=console or OTEL_TRACES_EXPORTER=console, the standard
+endpoint, protocol, header and timeout variables with the signal-specific
+ones first. Exporting is this command's purpose: it does so whether or not
+NEMO_LENS_ENABLED is set. A TRACEPARENT in the environment is the parent of
+the root spans; with NEMO_LENS_TRACE_PER_ATTEMPT=true they go into the job
+attempt's trace (docs/tracing.md#trace-per-attempt).
+
+Exit status: 0 when every span was exported; 2 for an invalid command line
+or span set; 1 when the configuration cannot be used or sends the spans
+nowhere (NEMO_LENS_TRACES_ENABLED=false, OTEL_TRACES_EXPORTER=none,
+OTEL_SDK_DISABLED=true), or when the export or the flush fails or does not
+end within --flush-timeout.`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		var specs specList
+		fs.Var(&specs, "span", "a span `NAME,START,END[,PARENT]` (times in Unix epoch seconds; repeatable)")
+		service := fs.String("service", "", "the service.name of the spans' resource `NAME` (beats OTEL_SERVICE_NAME)")
+		flush := fs.Duration("flush-timeout", defaultEmitTimeout, "spend at most `D` (a duration) exporting")
+		return func(ctx context.Context, a *app, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
+			if len(specs) == 0 {
+				return usagef("no --span given")
+			}
+			if *flush <= 0 {
+				return usagef("--flush-timeout must be positive")
+			}
+			serviceSet := false
+			fs.Visit(func(f *flag.Flag) { serviceSet = serviceSet || f.Name == "service" })
+			if serviceSet && *service == "" {
+				return usagef("--service must not be empty")
+			}
+			return a.emitSpans(ctx, specs, *service, *flush)
+		}
+	},
+}
+
+// specList is the repeatable --span flag.
+type specList []string
+
+func (l *specList) String() string { return strings.Join(*l, " ") }
+
+func (l *specList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+// emitSpans validates the spans, and only then sets up tracing, emits them
+// and shuts tracing down within timeout.
+func (a *app) emitSpans(ctx context.Context, specs []string, service string, timeout time.Duration) error {
+	spans, err := completed.ParseSet(specs)
+	if err != nil {
+		// One line per problem, then the verdict: a usage error's status,
+		// without the usage (the values, not the flags, are wrong).
+		problems := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			problems = j.Unwrap()
+		}
+		for _, p := range problems {
+			fmt.Fprintf(a.stderr, "lens emit-spans: %s\n", oneLine(p))
+		}
+		fmt.Fprintf(a.stderr, "lens emit-spans: %d problem(s); nothing exported\n", len(problems))
+		return exitStatus(2)
+	}
+
+	cfg, err := telemetry.FromEnv(a.env, "", "")
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if service != "" {
+		cfg.ServiceName = service
+	}
+	if cfg.TracesDisabled {
+		return errors.New("NEMO_LENS_TRACES_ENABLED is false: the spans would go nowhere")
+	}
+	s, err := telemetry.ReadSettings(a.env, cfg, telemetry.Needs{Traces: true})
+	if s.SDKDisabled {
+		return errors.New("OTEL_SDK_DISABLED is true: the spans would go nowhere")
+	}
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(a.stderr, "lens emit-spans: %s\n", w)
+	}
+	if s.Traces.Kind == telemetry.KindNone {
+		return errors.New("the traces exporter is none: the spans would go nowhere")
+	}
+	o := &assembly.Options{
+		Env:     a.env,
+		Detect:  append(a.detectOptions(), detect.WithGPUCount(noGPUCount)), // no nvidia-smi for a few spans
+		Logger:  a.logger,
+		Wrapper: emitSpansWrapper,
+		PID:     a.pid(),
+	}
+	var attempt traceid.Attempt // from the run id as configured, not one drawn at random
+	if s.TracePerAttempt {
+		attempt, _ = assembly.Attempt(a.env, cfg.RunID)
+	}
+	cfg = o.FillRunID(cfg)
+	base := assembly.SDKAttributes()
+	attrs, err := assembly.ResourceAttributes(ctx, cfg, o, base[:], true)
+	if err != nil {
+		return fmt.Errorf("resource: %w", err)
+	}
+	tracing, err := telemetry.NewTracing(ctx, attrs.Resource(), &s, telemetry.TracingOptions{
+		Console:     telemetry.ConsoleWriter(a.stderr),
+		Diagnostics: a.diag,
+		Env:         a.env,
+		Attempt:     attempt,
+		Warn:        func(w string) { fmt.Fprintf(a.stderr, "lens emit-spans: %s\n", w) },
+	})
+	if err != nil {
+		return err
+	}
+	emitErr := completed.Emit(ctx, tracing.Provider().Tracer(instrumentationScope), spans)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	shutErr := tracing.Shutdown(sctx)
+	if err := errors.Join(emitErr, shutErr); err != nil {
+		return fmt.Errorf("export: %s", oneLine(err))
+	}
+	if c := tracing.Counts(); c.Exported != int64(len(spans)) {
+		return fmt.Errorf("export: %d of %d spans exported (%d failed, %d dropped)", c.Exported, len(spans), c.Failed, c.Dropped)
+	}
+	return nil
+}
