@@ -213,15 +213,21 @@ func (a *app) reckonTracing(ctx context.Context, jobs []reckon.Job) (*telemetry.
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %v", oneLine(err))
 	}
+	if cfg.TracesDisabled {
+		return nil, errors.New("telemetry: NEMO_LENS_TRACES_ENABLED is false: the spans would go nowhere")
+	}
 	s, err := telemetry.ReadSettings(a.env, cfg, telemetry.Needs{Traces: true})
+	if s.SDKDisabled {
+		return nil, errors.New("telemetry: OTEL_SDK_DISABLED is true: the spans would go nowhere")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %v", oneLine(err))
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(a.stderr, "lens reckon: %s\n", w)
 	}
-	if s.SDKDisabled || s.Traces.Kind == telemetry.KindNone {
-		return nil, errors.New("telemetry: traces are disabled (OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none): nothing to export to")
+	if s.Traces.Kind == telemetry.KindNone {
+		return nil, errors.New("telemetry: the traces exporter is none: the spans would go nowhere")
 	}
 	// Each attempt's trace is requested explicitly (ContextWithTraceID): the
 	// reckoner's own job is no attempt of the reckoned one.

@@ -198,8 +198,10 @@ func TestReckonFailures(t *testing.T) {
 		{"negative wait", console, good, []string{"--wait", "-1s", "1"}, 2, "--wait"},
 		{"sacct fails", console, failing, []string{"1"}, 1, "Problem talking to the database"},
 		{"malformed", console, bad, []string{"1"}, 1, "sacct output line 1: 3 fields"},
-		{"traces off", environ.Map{"OTEL_TRACES_EXPORTER": "none"}, good, []string{"1"}, 1, "traces are disabled"},
-		{"sdk off", environ.Map{"OTEL_SDK_DISABLED": "true"}, good, []string{"1"}, 1, "traces are disabled"},
+		{"exporter none", environ.Map{"OTEL_TRACES_EXPORTER": "none"}, good, []string{"1"}, 1, "exporter is none"},
+		{"sdk off", environ.Map{"OTEL_SDK_DISABLED": "true"}, good, []string{"1"}, 1, "OTEL_SDK_DISABLED"},
+		{"traces off", environ.Map{"NEMO_LENS_TRACES_ENABLED": "false"}, good, []string{"1"}, 1, "NEMO_LENS_TRACES_ENABLED"},
+		{"bad config", environ.Map{"OTEL_TRACES_EXPORTER": "bogus"}, good, []string{"1"}, 1, "telemetry:"},
 	} {
 		r := runReckon(t, tc.env, tc.sacct, tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
