@@ -235,4 +235,3 @@ func TestReckonResource(t *testing.T) {
 		}
 	}
 }
-
