@@ -1,7 +1,9 @@
 // Package slurm drives a throwaway Slurm cluster on localhost for the
 // end-to-end tests: it starts and stops it through scripts/slurm-up.sh and
 // scripts/slurm-down.sh, builds clean submitter environments, and wraps
-// srun, sbatch, salloc, squeue and scontrol with bounded waits.
+// srun, sbatch, salloc, squeue and scontrol with bounded waits. With
+// Options.Accounting (StartWith) the cluster has real accounting — slurmdbd
+// backed by a private MariaDB — so that sacct reads its jobs' records.
 //
 // Everything here must run as root (the scripts install packages and start
 // daemons; jobs run as root).
