@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/nemolens/lens-go/attr"
@@ -192,7 +191,7 @@ func attemptSpans(p reckon.Plan) []completed.Span {
 			cs.SpanID = p.Anchor
 		}
 		if p.Previous.IsValid() {
-			cs.Links = []trace.Link{{SpanContext: p.Previous, Attributes: []attribute.KeyValue{attribute.String("slurm.link", "previous_attempt")}}}
+			cs.Links = []trace.Link{{SpanContext: p.Previous}}
 		}
 		out = append(out, cs)
 	}

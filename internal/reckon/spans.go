@@ -112,7 +112,9 @@ func Plans(jobs []Job, o Options) ([]Plan, error) {
 			if ai > 0 {
 				prev = &j.Attempts[ai-1]
 				if last := out[len(out)-1]; last.Anchor.IsValid() {
-					p.Previous = trace.NewSpanContext(trace.SpanContextConfig{TraceID: last.TraceID, SpanID: last.Anchor, TraceFlags: trace.FlagsSampled, Remote: true})
+					// The link every process of this attempt makes (docs/tracing.md#attempt-links).
+					link, _ := traceid.Attempt{TraceID: tid, Previous: last.TraceID}.Link()
+					p.Previous = link.SpanContext
 				}
 			}
 			p.Spans = attemptSpans(j, a, prev, o)
