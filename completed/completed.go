@@ -155,7 +155,7 @@ func cycles(spans []Span, byName map[string]int) [][]int {
 	state := make([]int, len(spans))
 	var out [][]int
 	for i := range spans {
-		if byName[spans[i].Name] != i || state[i] != unseen {
+		if k, ok := byName[spans[i].Name]; !ok || k != i || state[i] != unseen {
 			continue
 		}
 		var path []int
