@@ -19,6 +19,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,6 +47,11 @@ type harness struct {
 
 	mu      sync.Mutex // serialises restarts
 	timings []string
+
+	// acct is the second cluster, with real accounting (reckon_slurm_test.go).
+	acctOnce sync.Once
+	acct     *slurm.Cluster
+	acctErr  error
 }
 
 var h *harness
@@ -65,7 +71,20 @@ func TestMain(m *testing.M) {
 	// munged wants every directory above its socket to be searchable.
 	_ = os.Chmod(root, 0o755)
 	h = &harness{root: root}
+	flag.Parse()
+	prestartAcct()
 	code := m.Run()
+	h.acctOnce.Do(func() {}) // waits for a start still under way
+	if h.acct != nil {
+		start := time.Now()
+		if err := h.acct.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: stopping the Slurm cluster with accounting:", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+		h.timing("accounting cluster stop: %v", time.Since(start).Round(time.Millisecond))
+	}
 	if h.cluster != nil {
 		start := time.Now()
 		if err := h.cluster.Stop(); err != nil {

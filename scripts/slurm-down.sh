@@ -5,7 +5,7 @@
 #   1. while slurmctld is alive, cancels every job and waits (<= 15 s) for the
 #      queue to empty, so that the slurmstepd processes exit;
 #   2. sends TERM to each RECORDED daemon, newest kind first (slurmd(s),
-#      slurmctld, munged), re-checking /proc/<pid>/cmdline before signalling,
+#      slurmctld, slurmdbd, mariadbd, munged), re-checking /proc/<pid>/cmdline before signalling,
 #      and KILL after ~7.5 s;
 #   3. reports (never kills) slurmstepd processes left behind.
 # Never kills anything by name. Idempotent: with nothing running it is a no-op.
@@ -36,6 +36,8 @@ slurm_cancel_all_jobs
 mapfile -t slurmds < <(slurm_recorded_names | grep '^slurmd-' || true)
 ((${#slurmds[@]} == 0)) || slurm_stop_recorded "${slurmds[@]}"
 slurm_stop_recorded slurmctld
+slurm_stop_recorded slurmdbd
+slurm_stop_recorded mariadbd
 slurm_stop_recorded munged
 
 rc=0

@@ -16,9 +16,15 @@
 #
 # Environment: LENS_SLURM_CLUSTER (ClusterName, default lensprobe),
 # LENS_SLURM_PORT (SlurmctldPort, default 6817; slurmd uses +1, or +101.. for
-# the two-node layout), LENS_SLURM_TASKPROLOG (opt-in: an absolute program
+# the two-node layout; slurmdbd +2 and MariaDB +3 with accounting),
+# LENS_SLURM_TASKPROLOG (opt-in: an absolute program
 # path written as TaskProlog=PATH into slurm.conf; every task of every step,
-# the batch step included, then runs it first: docs/taskprolog.md).
+# the batch step included, then runs it first: docs/taskprolog.md),
+# LENS_SLURM_ACCOUNTING=1 (opt-in: real accounting, i.e. slurmdbd backed by a
+# private MariaDB whose data, socket and logs live in STATE_DIR; installs
+# Debian's mariadb-server and slurmdbd if missing; adds the cluster to it
+# (root's association), and PrologFlags=Contain for the extern step). Switching it
+# on or off is a config change (restart, queued jobs lost).
 set -euo pipefail
 umask 022
 
@@ -39,11 +45,16 @@ mkdir -p -- "$1"
 slurm_layout "$1"
 CLUSTER=${LENS_SLURM_CLUSTER:-lensprobe}
 CTLD_PORT=${LENS_SLURM_PORT:-6817}
+ACCOUNTING=${LENS_SLURM_ACCOUNTING:-0}
+[[ $ACCOUNTING == 0 || $ACCOUNTING == 1 ]] || slurm_die "LENS_SLURM_ACCOUNTING must be 0 or 1, got '$ACCOUNTING'"
 [[ $CLUSTER =~ ^[a-z0-9][a-z0-9_-]*$ ]] || slurm_die "LENS_SLURM_CLUSTER must be lowercase [a-z0-9_-], got '$CLUSTER'"
 [[ $CTLD_PORT =~ ^[0-9]+$ ]] || slurm_die "LENS_SLURM_PORT must be a number"
 TASK_PROLOG=${LENS_SLURM_TASKPROLOG:-}
 [[ -z $TASK_PROLOG || ($TASK_PROLOG == /* && $TASK_PROLOG != *[[:space:]]*) ]] ||
 	slurm_die "LENS_SLURM_TASKPROLOG must be an absolute path without spaces, got '$TASK_PROLOG'"
+DBD_PORT=$((CTLD_PORT + 2))
+DB_PORT=$((CTLD_PORT + 3))
+((${#DB_SOCK} < 100)) || slurm_die "state dir path too long for a unix socket: $DB_SOCK"
 ((${#MUNGE_SOCK} < 100)) || slurm_die "state dir path too long for a unix socket: $MUNGE_SOCK"
 
 mkdir -p "$ETC" "$MUNGE_DIR" "$LOGDIR" "$RUNDIR" "$PIDS" "$SPOOL" "$CTLD_STATE"
@@ -53,21 +64,26 @@ chmod 0755 "$STATE" "$ETC" "$MUNGE_DIR" "$LOGDIR" "$RUNDIR" "$PIDS" "$SPOOL" "$C
 # ---------------------------------------------------------------- packages
 install_packages() {
 	local b
-	local -a missing=()
-	for b in munged munge unmunge slurmctld slurmd slurmstepd srun sbatch salloc sinfo squeue scontrol scancel; do
+	local -a missing=() pkgs=(munge slurmctld slurmd slurm-client)
+	local -a bins=(munged munge unmunge slurmctld slurmd slurmstepd srun sbatch salloc sinfo squeue scontrol scancel)
+	if ((ACCOUNTING)); then
+		pkgs+=(mariadb-server slurmdbd)
+		bins+=(mariadbd mariadb slurmdbd sacctmgr sacct)
+	fi
+	for b in "${bins[@]}"; do
 		command -v "$b" >/dev/null 2>&1 || missing+=("$b")
 	done
 	((${#missing[@]} == 0)) && return 0
 	local apt_log=$LOGDIR/apt.log
-	slurm_log "installing munge + slurm packages (missing: ${missing[*]}); apt output: $apt_log"
+	slurm_log "installing ${pkgs[*]} (missing: ${missing[*]}); apt output: $apt_log"
 	local -a apt=(env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120
-		install -y --no-install-recommends munge slurmctld slurmd slurm-client)
+		install -y --no-install-recommends "${pkgs[@]}")
 	if ! timeout 600 "${apt[@]}" </dev/null >>"$apt_log" 2>&1; then
 		slurm_log "apt-get install failed; running apt-get update once and retrying"
 		timeout 300 env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 update \
 			</dev/null >>"$apt_log" 2>&1 || true
 		timeout 600 "${apt[@]}" </dev/null >>"$apt_log" 2>&1 ||
-			slurm_die "apt-get install munge slurmctld slurmd slurm-client failed" "$apt_log"
+			slurm_die "apt-get install ${pkgs[*]} failed" "$apt_log"
 	fi
 	for b in "${missing[@]}"; do
 		command -v "$b" >/dev/null 2>&1 || slurm_die "still missing after install: $b" "$apt_log"
@@ -126,8 +142,6 @@ SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
@@ -147,6 +161,24 @@ KillWait=5
 Waittime=0
 TopologyPlugin=topology/none
 EOF
+	if ((ACCOUNTING)); then
+		# Real accounting (slurmdbd + MariaDB, §3.4 of the e2e notes). The
+		# munge socket doubles as AccountingStoragePass: without it ctld and
+		# sacctmgr try the system socket. PrologFlags=Contain gives every job
+		# its extern step (a row of its own in sacct).
+		cat <<EOF
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$DBD_PORT
+AccountingStoragePass=$MUNGE_SOCK
+AccountingStorageEnforce=associations
+PrologFlags=Contain
+EOF
+	else
+		echo "JobAcctGatherType=jobacct_gather/none"
+		echo "AccountingStorageType=accounting_storage/none"
+	fi
 	if ((NODES == 1)); then
 		echo "NodeName=localhost NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=$cpus RealMemory=$mem State=UNKNOWN"
 	else
@@ -190,6 +222,17 @@ for ((i = 0; i < 100; i++)); do # 10 s
 done
 ((ok)) || slurm_die "munge round trip through $MUNGE_SOCK failed for 10 s" "$LOGDIR/munged.log" "$LOGDIR/munged.out"
 
+# ---------------------------------------------------------------- accounting (opt-in)
+# MariaDB, slurmdbd and the associations come before slurmctld, which
+# registers with slurmdbd when it starts (slurm-lib.sh: slurm_start_accounting).
+if ((ACCOUNTING)); then
+	acct_start_ns=$(date +%s%N)
+	slurm_start_accounting "$CLUSTER" "$DBD_PORT" "$DB_PORT"
+	slurm_log "accounting (MariaDB + slurmdbd + associations) ready in $((($(date +%s%N) - acct_start_ns) / 1000000)) ms"
+else
+	slurm_stop_recorded slurmdbd mariadbd # switched off: the config change restarts ctld without it
+fi
+
 # ---------------------------------------------------------------- restart on config change
 wanted_slurmd() {
 	local n
@@ -216,10 +259,6 @@ fi
 ((conf_changed)) && slurm_stop_recorded slurmctld
 
 # ---------------------------------------------------------------- slurmctld
-# port_busy PORT: something (not ours: called before starting ours) listens on it.
-port_busy() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
 ctld_logs=("$LOGDIR/slurmctld.log" "$LOGDIR/slurmctld.out")
 if ! slurm_recorded_alive slurmctld; then
 	port_busy "$CTLD_PORT" && slurm_die "port $CTLD_PORT (SlurmctldPort) is already in use by another process (another Slurm?); set LENS_SLURM_PORT to use other ports"

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/reckon"
 	"github.com/nemolens/lens-go/internal/supervise"
 	"github.com/nemolens/lens-go/internal/telemetry"
 )
@@ -47,6 +48,10 @@ type app struct {
 	// dieBy is the signal that killed lens exec's command: main ends lens
 	// with it after everything else (supervise.Die).
 	dieBy syscall.Signal
+	// sacct runs sacct for "lens reckon"; nil runs the sacct in PATH.
+	sacct reckon.Runner
+	// reckonPoll is lens reckon --wait's polling interval; 0 means 1 s.
+	reckonPoll time.Duration
 	// getpid returns lens's pid (for lens exec's instance id); nil means
 	// os.Getpid.
 	getpid func() int

@@ -21,6 +21,7 @@ command's status.`,
 		execCommand,
 		emitSpansCommand,
 		taskPrologCommand,
+		reckonCommand,
 	},
 }
 

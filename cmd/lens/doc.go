@@ -23,6 +23,7 @@
 //	          [--signals auto|relay|direct] [--command-args] [--flush-timeout D]
 //	          [--] COMMAND [ARG...]
 //	lens emit-spans [--service NAME] [--flush-timeout D] --span NAME,START,END[,PARENT]...
+//	lens reckon [--infra-step NAME[,NAME...]]... [--wait D] [--flush-timeout D] JOBID
 //	lens help [COMMAND...] | lens [COMMAND...] --help | lens --version
 //
 // Flags are written --name VALUE, --name=VALUE, -name VALUE or -name=VALUE
@@ -71,6 +72,7 @@
 //	lens exec           docs/cli.md#lens-exec
 //	lens emit-spans     docs/cli.md#lens-emit-spans
 //	lens taskprolog     docs/cli.md#lens-taskprolog
+//	lens reckon         docs/cli.md#lens-reckon
 //
 // # Diagnostics
 //

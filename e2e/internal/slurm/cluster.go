@@ -1,7 +1,9 @@
 // Package slurm drives a throwaway Slurm cluster on localhost for the
 // end-to-end tests: it starts and stops it through scripts/slurm-up.sh and
 // scripts/slurm-down.sh, builds clean submitter environments, and wraps
-// srun, sbatch, salloc, squeue and scontrol with bounded waits.
+// srun, sbatch, salloc, squeue and scontrol with bounded waits. With
+// Options.Accounting (StartWith) the cluster has real accounting — slurmdbd
+// backed by a private MariaDB — so that sacct reads its jobs' records.
 //
 // Everything here must run as root (the scripts install packages and start
 // daemons; jobs run as root).
@@ -47,6 +49,8 @@ type Cluster struct {
 
 	scripts string
 
+	opts Options
+
 	mu         sync.Mutex
 	nodes      int
 	taskProlog string
@@ -86,11 +90,48 @@ func ScriptsDir() (string, error) {
 	return filepath.Clean(d), nil
 }
 
+// Options are the settings of scripts/slurm-up.sh besides the node count.
+type Options struct {
+	// Accounting turns on real accounting: slurmdbd backed by a private
+	// MariaDB in the state dir (LENS_SLURM_ACCOUNTING=1), so that sacct
+	// works. The cluster's jobs then have an account and a QOS.
+	Accounting bool
+	// Port is the SlurmctldPort (LENS_SLURM_PORT); the script uses the ports
+	// above it too (docs in slurm-up.sh). 0 keeps the environment's
+	// LENS_SLURM_PORT, or the script's default.
+	Port int
+	// ClusterName is the ClusterName (LENS_SLURM_CLUSTER); "" keeps the
+	// environment's, or the script's default.
+	ClusterName string
+}
+
+// env are the script's variables for o.
+func (o Options) env() []string {
+	var env []string
+	if o.Accounting {
+		env = append(env, "LENS_SLURM_ACCOUNTING=1")
+	} else {
+		env = append(env, "LENS_SLURM_ACCOUNTING=0")
+	}
+	if o.Port != 0 {
+		env = append(env, fmt.Sprintf("LENS_SLURM_PORT=%d", o.Port))
+	}
+	if o.ClusterName != "" {
+		env = append(env, "LENS_SLURM_CLUSTER="+o.ClusterName)
+	}
+	return env
+}
+
 // Start brings the cluster in stateDir up with nodes slurmd (1 or 2) by
 // running scripts/slurm-up.sh (idempotent: an already running cluster with
 // the same layout is reused). It also starts a watchdog that runs
 // slurm-down.sh if this process dies without calling Stop.
 func Start(ctx context.Context, stateDir string, nodes int) (*Cluster, error) {
+	return StartWith(ctx, stateDir, nodes, Options{})
+}
+
+// StartWith is Start with the script's settings o.
+func StartWith(ctx context.Context, stateDir string, nodes int, o Options) (*Cluster, error) {
 	if nodes != 1 && nodes != 2 {
 		return nil, fmt.Errorf("slurm.Start: nodes must be 1 or 2, got %d", nodes)
 	}
@@ -105,7 +146,7 @@ func Start(ctx context.Context, stateDir string, nodes int) (*Cluster, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, err
 	}
-	c := &Cluster{StateDir: abs, scripts: scripts}
+	c := &Cluster{StateDir: abs, scripts: scripts, opts: o}
 	// The watchdog goes first so that a crash between the script and the
 	// return still stops whatever the script started.
 	if err := c.startWatchdog(); err != nil {
@@ -145,7 +186,7 @@ func (c *Cluster) up(ctx context.Context, nodes int) error {
 	}
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(c.scripts, "slurm-up.sh"), c.StateDir, fmt.Sprint(nodes))
 	c.mu.Lock()
-	cmd.Env = append(scriptEnv(), "LENS_SLURM_TASKPROLOG="+c.taskProlog)
+	cmd.Env = CleanEnv(os.Environ(), "", append(c.opts.env(), "LENS_SLURM_TASKPROLOG="+c.taskProlog)...)
 	c.mu.Unlock()
 	var out bytes.Buffer
 	cmd.Stdout = &out

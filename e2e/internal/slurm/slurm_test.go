@@ -68,3 +68,21 @@ func TestAttrInt64(t *testing.T) {
 		t.Error("a string kind must not pass as an int64")
 	}
 }
+
+// The options reach slurm-up.sh as its variables, after (and so over) the
+// caller's; accounting is always stated, so an exported
+// LENS_SLURM_ACCOUNTING=1 does not turn it on for a cluster without it.
+func TestOptionsEnv(t *testing.T) {
+	base := []string{"PATH=/usr/bin", "LENS_SLURM_PORT=7000", "LENS_SLURM_ACCOUNTING=1"}
+	for _, tc := range []struct {
+		o    Options
+		want []string
+	}{
+		{Options{}, []string{"PATH=/usr/bin", "LENS_SLURM_PORT=7000", "LENS_SLURM_ACCOUNTING=0"}},
+		{Options{Accounting: true, Port: 7040, ClusterName: "acct"}, []string{"PATH=/usr/bin", "LENS_SLURM_ACCOUNTING=1", "LENS_SLURM_PORT=7040", "LENS_SLURM_CLUSTER=acct"}},
+	} {
+		if got := CleanEnv(base, "", tc.o.env()...); !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.o, got, tc.want)
+		}
+	}
+}

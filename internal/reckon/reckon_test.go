@@ -1,0 +1,356 @@
+package reckon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/nemolens/lens-go/detect"
+	"github.com/nemolens/lens-go/environ"
+)
+
+func load(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// span is a planned span reduced to what the tests compare.
+type span struct {
+	name, start, end string
+}
+
+func spansOf(p Plan) []span {
+	var out []span
+	for _, s := range p.Spans {
+		out = append(out, span{s.Name, s.Start.Format("15:04:05"), s.End.Format("15:04:05")})
+	}
+	return out
+}
+
+func plansOf(t *testing.T, file string, o Options) []Plan {
+	t.Helper()
+	rows, err := Parse(load(t, file), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := Group(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := Plans(jobs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plans
+}
+
+func equalSpans(t *testing.T, what string, got, want []span) {
+	t.Helper()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%s spans:\n got  %v\n want %v", what, got, want)
+	}
+}
+
+// The recorded outputs come from the e2e cluster (Slurm 22.05.8, slurmdbd +
+// MariaDB); the expected times are read off those files by hand.
+func TestPlansRecorded(t *testing.T) {
+	t.Parallel()
+	t.Run("completed", func(t *testing.T) {
+		p := plansOf(t, "completed.sacct", Options{})
+		if len(p) != 1 {
+			t.Fatalf("%d plans, want 1", len(p))
+		}
+		equalSpans(t, "completed", spansOf(p[0]), []span{
+			{SpanDeferred, "21:10:32", "21:10:32"},
+			{SpanQueued, "21:10:32", "21:10:32"},
+			{"slurm.record.allocation", "21:10:32", "21:10:35"},
+			{"slurm.record.batch", "21:10:32", "21:10:35"},
+			{"slurm.record.extern", "21:10:32", "21:10:35"},
+			{"slurm.record.step", "21:10:33", "21:10:35"},
+			{"slurm.record.step", "21:10:35", "21:10:35"},
+			{SpanWorkload, "21:10:33", "21:10:35"},
+			{SpanCleanupTail, "21:10:35", "21:10:35"},
+		})
+	})
+	t.Run("requeued", func(t *testing.T) {
+		p := plansOf(t, "requeued.sacct", Options{})
+		if len(p) != 2 {
+			t.Fatalf("%d plans, want 2 (one per attempt)", len(p))
+		}
+		if p[0].Attempt.Number != 0 || p[1].Attempt.Number != 1 || p[0].Attempt.DBIndex != "3" || p[1].Attempt.DBIndex != "5" {
+			t.Errorf("attempts %+v %+v, want 0 (record 3) and 1 (record 5)", p[0].Attempt, p[1].Attempt)
+		}
+		if p[0].TraceID == p[1].TraceID {
+			t.Errorf("both attempts in trace %s", p[0].TraceID)
+		}
+		equalSpans(t, "attempt 0", spansOf(p[0]), []span{
+			{SpanDeferred, "21:10:39", "21:10:39"},
+			{SpanQueued, "21:10:39", "21:10:40"},
+			{"slurm.record.allocation", "21:10:40", "21:10:42"},
+			{"slurm.record.batch", "21:10:40", "21:10:42"},
+			{"slurm.record.extern", "21:10:40", "21:10:42"},
+			{"slurm.record.step", "21:10:40", "21:10:41"},
+			{SpanWorkload, "21:10:40", "21:10:41"},
+			{SpanCleanupTail, "21:10:42", "21:10:42"},
+		})
+		equalSpans(t, "attempt 1", spansOf(p[1]), []span{
+			{SpanDeferred, "21:10:43", "21:10:44"},
+			{SpanQueued, "21:10:44", "21:10:45"},
+			{"slurm.record.allocation", "21:10:45", "21:10:46"},
+			{"slurm.record.batch", "21:10:45", "21:10:46"},
+			{"slurm.record.extern", "21:10:45", "21:10:46"},
+			{"slurm.record.step", "21:10:45", "21:10:46"},
+			{SpanWorkload, "21:10:45", "21:10:46"},
+			{SpanCleanupTail, "21:10:46", "21:10:46"},
+			{SpanRequeueGap, "21:10:42", "21:10:45"},
+		})
+	})
+	t.Run("killed", func(t *testing.T) {
+		p := plansOf(t, "killed.sacct", Options{})
+		equalSpans(t, "killed", spansOf(p[0]), []span{
+			{SpanDeferred, "21:11:25", "21:11:25"},
+			{SpanQueued, "21:11:25", "21:11:25"},
+			{"slurm.record.allocation", "21:11:25", "21:11:28"},
+			{"slurm.record.batch", "21:11:25", "21:11:29"},
+			{"slurm.record.extern", "21:11:25", "21:11:29"},
+			{"slurm.record.step", "21:11:26", "21:11:29"},
+			{SpanWorkload, "21:11:26", "21:11:29"},
+			{SpanCleanupTail, "21:11:28", "21:11:29"},
+		})
+		if got := attrOf(p[0].Spans[2].Attributes, AttrState); got != "CANCELLED by 0" {
+			t.Errorf("allocation state %q", got)
+		}
+	})
+	t.Run("infra step", func(t *testing.T) {
+		p := plansOf(t, "infra-step.sacct", Options{InfraSteps: []string{"dcgm"}})
+		equalSpans(t, "infra", spansOf(p[0])[7:], []span{
+			{SpanWorkload, "21:11:30", "21:11:33"},
+			{SpanCleanupTail, "21:11:36", "21:11:36"},
+		})
+		if got := attrOf(p[0].Spans[5].Attributes, AttrInfra); got != "true" {
+			t.Errorf("dcgm step: slurm.step.infra %q, want true", got)
+		}
+		p = plansOf(t, "infra-step.sacct", Options{})
+		equalSpans(t, "unmarked", spansOf(p[0])[7:8], []span{{SpanWorkload, "21:11:30", "21:11:36"}})
+	})
+	t.Run("deferred", func(t *testing.T) {
+		p := plansOf(t, "deferred.sacct", Options{})
+		equalSpans(t, "deferred", spansOf(p[0])[:2], []span{
+			{SpanDeferred, "21:11:29", "21:11:32"},
+			{SpanQueued, "21:11:32", "21:11:36"},
+		})
+	})
+	t.Run("array", func(t *testing.T) {
+		p := plansOf(t, "array.sacct", Options{})
+		if len(p) != 2 || p[0].Job.ID != "5" || p[1].Job.ID != "7" || p[0].Job.ArrayTaskID != "1" || p[1].Job.ArrayTaskID != "0" {
+			t.Fatalf("array plans: %d", len(p))
+		}
+		// detect's rule: every task of an array has the array's run UUID.
+		if p[0].TraceID != p[1].TraceID {
+			t.Errorf("array tasks in traces %s and %s, want one (docs/detection.md#run-uuid)", p[0].TraceID, p[1].TraceID)
+		}
+	})
+}
+
+func attrOf(kvs []attribute.KeyValue, key string) string {
+	for _, kv := range kvs {
+		if string(kv.Key) == key {
+			return kv.Value.String()
+		}
+	}
+	return ""
+}
+
+// The trace id is the attempt's nv.dl.run.uuid, as a task of that attempt
+// derives it from its own environment.
+func TestTraceIDIsRunUUID(t *testing.T) {
+	t.Parallel()
+	p := plansOf(t, "requeued.sacct", Options{})
+	for i, env := range []environ.Map{
+		{"SLURM_CLUSTER_NAME": "lensprobe", "SLURM_JOB_ID": "2", "SLURM_JOB_NAME": "i18r-rq.sh"},
+		{"SLURM_CLUSTER_NAME": "lensprobe", "SLURM_JOB_ID": "2", "SLURM_RESTART_COUNT": "1"},
+	} {
+		u, _ := detect.RunUUID(env, "")
+		want := strings.ReplaceAll(u, "-", "")
+		if got := p[i].TraceID.String(); got != want {
+			t.Errorf("attempt %d: trace %s, want %s (run uuid %s)", i, got, want, u)
+		}
+	}
+}
+
+func TestNotFinal(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ file, reason string }{
+		{"running.sacct", "is PENDING"},
+		{"pending.sacct", "no rows"},
+		{"unknown.sacct", "no rows"},
+		// Recorded right after a requeued job ended: the second record has
+		// its end, but not yet its eligible time (it came ~1 s later).
+		{"requeued-eligible-late.sacct", "no submit or eligible time yet"},
+	} {
+		rows, err := Parse(load(t, tc.file), false)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		_, err = Group(rows)
+		var nf *NotFinal
+		if !errors.As(err, &nf) || !strings.Contains(nf.Reason, tc.reason) {
+			t.Errorf("%s: %v, want NotFinal containing %q", tc.file, err, tc.reason)
+		}
+	}
+}
+
+const line = "%s|%s|%s|%s|0:0|2026-12-01T10:00:00|2026-12-01T10:00:01|2026-12-01T10:00:02|%s|%s|c1|n1\n"
+
+func row(id, raw, name, state, end, db string) string {
+	return fmt.Sprintf(line, id, raw, name, state, end, db)
+}
+
+// groupCases are hand-written edge cases; they also seed FuzzParseGroup.
+var groupCases = []struct {
+	name, out string
+	sluid     bool
+	// want is "attempts:N" per job, or an error kind.
+	want string
+}{
+	{"requeued twice", row("9", "9", "a", "REQUEUED", "2026-12-01T10:00:03", "1") + row("9.batch", "9.batch", "batch", "CANCELLED", "2026-12-01T10:00:03", "1") +
+		row("9", "9", "a", "REQUEUED", "2026-12-01T10:00:05", "4") + row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:09", "12") +
+		row("9.batch", "9.batch", "batch", "COMPLETED", "2026-12-01T10:00:09", "12"), false, "9:3"},
+	{"records out of order", row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:09", "12") + row("9", "9", "a", "REQUEUED", "2026-12-01T10:00:05", "4"), false, "9:2"},
+	{"last attempt requeued", row("9", "9", "a", "REQUEUED", "2026-12-01T10:00:05", "4"), false, "notfinal"},
+	{"step without job row", row("9.batch", "9.batch", "batch", "COMPLETED", "2026-12-01T10:00:05", "4"), false, "notfinal"},
+	{"running", row("9", "9", "a", "RUNNING", "Unknown", "4"), false, "notfinal"},
+	{"step end unknown", row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4") + row("9.0", "9.0", "x", "RUNNING", "Unknown", "4"), false, "notfinal"},
+	{"pending array tasks", row("9_[1-3]", "9", "a", "PENDING", "Unknown", "4"), false, "notfinal"},
+	{"het job", row("9+0", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), false, "unsupported"},
+	{"two job rows one record", row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4") + row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), false, "inconsistent"},
+	{"step of another job", row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4") + row("8.0", "8.0", "x", "COMPLETED", "2026-12-01T10:00:05", "4"), false, "inconsistent"},
+	{"bad time", strings.Replace(row("9", "9", "a", "COMPLETED", "2026-12-01 10:00:05", "4"), "", "", 1), false, "syntax"},
+	{"no db index", row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", ""), false, "syntax"},
+	{"too few fields", "9|9|a\n", false, "syntax"},
+	{"raw step differs", row("9.0", "9.1", "x", "COMPLETED", "2026-12-01T10:00:05", "4"), false, "syntax"},
+	{"sluid", strings.ReplaceAll(row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), "\n", "|S1\n"), true, "9:1"},
+	{"sluid splits a record", strings.ReplaceAll(row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), "\n", "|S1\n") +
+		strings.ReplaceAll(row("9.0", "9.0", "x", "COMPLETED", "2026-12-01T10:00:05", "4"), "\n", "|S2\n"), true, "inconsistent"},
+	{"started, eligible not recorded yet", strings.Replace(row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), "|2026-12-01T10:00:01|", "|Unknown|", 1), false, "notfinal"},
+	{"cancelled while pending", strings.Replace(row("9", "9", "a", "CANCELLED by 0", "2026-12-01T10:00:05", "4"), "|2026-12-01T10:00:02|", "|None|", 1), false, "9:1"},
+	{"array task", row("9_3", "11", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), false, "11:1"},
+}
+
+func classify(jobs []Job, err error) string {
+	var nf *NotFinal
+	var se *SyntaxError
+	switch {
+	case err == nil:
+		var parts []string
+		for _, j := range jobs {
+			parts = append(parts, fmt.Sprintf("%s:%d", j.ID, len(j.Attempts)))
+		}
+		return strings.Join(parts, ",")
+	case errors.As(err, &nf):
+		return "notfinal"
+	case errors.Is(err, ErrUnsupported):
+		return "unsupported"
+	case errors.Is(err, ErrInconsistent):
+		return "inconsistent"
+	case errors.As(err, &se) && errors.Is(err, ErrSyntax):
+		return "syntax"
+	}
+	return "other: " + err.Error()
+}
+
+func parseGroup(out string, sluid bool) ([]Job, error) {
+	rows, err := Parse(out, sluid)
+	if err != nil {
+		return nil, err
+	}
+	return Group(rows)
+}
+
+func TestGroupCases(t *testing.T) {
+	t.Parallel()
+	for _, tc := range groupCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := classify(parseGroup(tc.out, tc.sluid)); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzParseGroup(f *testing.F) {
+	for _, tc := range groupCases {
+		f.Add(tc.out, tc.sluid)
+	}
+	f.Fuzz(func(t *testing.T, out string, sluid bool) {
+		jobs, err := parseGroup(out, sluid)
+		if err != nil {
+			if c := classify(nil, err); strings.HasPrefix(c, "other") {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		plans, err := Plans(jobs, Options{InfraSteps: []string{"x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range plans {
+			for _, s := range p.Spans {
+				if s.End.Before(s.Start) || s.Start.IsZero() {
+					t.Fatalf("span %s %v..%v", s.Name, s.Start, s.End)
+				}
+			}
+		}
+	})
+}
+
+func TestRead(t *testing.T) {
+	t.Parallel()
+	help := load(t, "helpformat-22.05.txt")
+	if HasSLUID(help) {
+		t.Fatal("22.05 has no SLUID field")
+	}
+	var calls [][]string
+	run := func(_ context.Context, args ...string) ([]byte, error) {
+		calls = append(calls, args)
+		if args[0] == "--helpformat" {
+			return []byte(help + " SLUID\n"), nil
+		}
+		return []byte(strings.ReplaceAll(load(t, "completed.sacct"), "\n", "|sluid-1\n")), nil
+	}
+	jobs, err := Read(context.Background(), run, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "-j 1 -D -P -n -o " + strings.Join(Fields, ",") + ",SLUID"; strings.Join(calls[1], " ") != want {
+		t.Errorf("sacct %q, want %q", calls[1], want)
+	}
+	if jobs[0].Attempts[0].SLUID != "sluid-1" {
+		t.Errorf("SLUID %q", jobs[0].Attempts[0].SLUID)
+	}
+	boom := errors.New("boom")
+	_, err = Read(context.Background(), func(context.Context, ...string) ([]byte, error) { return nil, boom }, "1")
+	if !errors.Is(err, ErrSacct) || !errors.Is(err, boom) {
+		t.Errorf("failing sacct: %v", err)
+	}
+}
+
+func TestValidJobArg(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]bool{"12": true, "12_3": true, "": false, "12_": false, "12.batch": false, "12+0": false, "-1": false, "12_[1-3]": false} {
+		if got := ValidJobArg(s); got != want {
+			t.Errorf("ValidJobArg(%q) = %v", s, got)
+		}
+	}
+}
