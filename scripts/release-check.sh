@@ -116,15 +116,23 @@ relversion() {
 	"$work/rel-$2/lens" --version | head -n 1
 }
 if [[ $modified == true ]]; then
-	cannot "the tree has uncommitted changes: the stamp is not compared with the go command's (commit first)"
+	git --no-optional-locks status --porcelain | head -n 20
+	cannot "the tree has uncommitted changes or untracked files (above): the stamp is not compared with the go command's (commit first)"
 else
 	step "the version stamp against the go command's (a clone in $work/clone)"
-	git clone -q --shared --no-checkout "$(git rev-parse --absolute-git-dir)" "$work/clone"
+	# The common git directory: the repository itself, also from a git worktree.
+	git clone -q --shared --no-checkout "$(cd "$(git rev-parse --git-common-dir)" && pwd)" "$work/clone"
 	git -C "$work/clone" checkout -q --detach "$commit"
-	git -C "$work/clone" tag -l | xargs -r git -C "$work/clone" tag -d >/dev/null
 	got=$(gostamp "$work/clone")
-	[[ $got == "$version" ]] || fail "untagged: release.sh stamps $version, the go command $got"
-	echo "untagged: $version (both)"
+	[[ $got == "$version" ]] || fail "release.sh stamps $version, the go command $got"
+	echo "the repository's tags: $version (both)"
+	git -C "$work/clone" tag -l | xargs -r git -C "$work/clone" tag -d >/dev/null
+	if [[ -n $(git tag -l) ]]; then
+		got=$(gostamp "$work/clone")
+		rel=$(relversion "$work/clone" untagged)
+		[[ $got == v0.0.0-* && $rel == "lens $got" ]] || fail "untagged: release build says '$rel', the go command $got"
+		echo "untagged: $got (both)"
+	fi
 	if git -C "$work/clone" rev-parse -q --verify HEAD~1 >/dev/null; then
 		git -C "$work/clone" tag v1.4.0 HEAD~1
 		got=$(gostamp "$work/clone")
