@@ -112,29 +112,40 @@ func TestVersion(t *testing.T) {
 		!strings.HasSuffix(r.stdout, "\nplatform: "+runtime.GOOS+"/"+runtime.GOARCH+"\n") || b.Version != lens.Version() {
 		t.Errorf("lens --version: %v, want it to start with %q", r, want)
 	}
-	if r := runBin(t, nil, "", "--version"); r.code != 0 || r.stdout != binaryVersion(t) {
-		t.Errorf("binary lens --version: %v, want %q", r, binaryVersion(t))
+	if r := runBin(t, nil, "", "--version"); r.code != 0 || r.stdout != binaryVersionText(t) {
+		t.Errorf("binary lens --version: %v, want %q", r, binaryVersionText(t))
 	}
 }
 
-// binaryVersion returns what lens --version of the lens binary prints, read
-// from its build information: the main-module version ("(devel)", or a
-// pseudo-version when the go command stamps one from a git clone built
-// without -buildvcs=false), the vcs.revision and vcs.modified settings
-// ("unknown" without them), the Go version and the platform.
+// binaryVersion returns the main-module version stamped into the lens
+// binary: "(devel)", or a pseudo-version when the go command stamps one
+// from the checkout (a git clone built without -buildvcs=false).
 func binaryVersion(t *testing.T) string {
 	t.Helper()
 	info, err := buildinfo.ReadFile(lensBin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	version, set := info.Main.Version, map[string]string{"vcs.revision": "unknown", "vcs.modified": "unknown"}
-	if version == "" {
-		version = "(devel)"
+	if info.Main.Version == "" {
+		return "(devel)"
 	}
+	return info.Main.Version
+}
+
+// binaryVersionText returns what lens --version of the lens binary prints,
+// read from its build information: binaryVersion, the vcs.revision and
+// vcs.modified settings ("unknown" without them), the Go version and the
+// platform.
+func binaryVersionText(t *testing.T) string {
+	t.Helper()
+	info, err := buildinfo.ReadFile(lensBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]string{"vcs.revision": "unknown", "vcs.modified": "unknown"}
 	for _, s := range info.Settings {
 		set[s.Key] = s.Value
 	}
-	return fmt.Sprintf("lens %s\ncommit: %s\nmodified: %s\ngo: %s\nplatform: %s/%s\n", version,
+	return fmt.Sprintf("lens %s\ncommit: %s\nmodified: %s\ngo: %s\nplatform: %s/%s\n", binaryVersion(t),
 		set["vcs.revision"], set["vcs.modified"], info.GoVersion, set["GOOS"], set["GOARCH"])
 }
