@@ -18,6 +18,7 @@
 # Work files: .bin/release/ (git ignores .bin/). CI=true makes a check that
 # cannot run (a dirty tree, no qemu, not root) fail instead of being skipped.
 set -euo pipefail
+shopt -s inherit_errexit
 export LC_ALL=C
 cd "$(dirname "$0")/.."
 root=$(pwd)

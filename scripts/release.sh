@@ -28,6 +28,7 @@
 #   archives      GNU tar, names sorted, owner and group 0, modes 0755/0644,
 #                 every mtime the commit time; gzip -n (no name, no time)
 set -euo pipefail
+shopt -s inherit_errexit
 export LC_ALL=C
 cd "$(dirname "$0")/.."
 root=$(pwd)
