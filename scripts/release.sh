@@ -124,7 +124,7 @@ third_party() {
 	while read -r path ver; do
 		esc=$(sed 's/[A-Z]/!\L&/g' <<<"$path@$ver")
 		dir=$modcache/$esc
-		f=$(find "$dir" -maxdepth 1 -type f \( -iname 'LICENSE*' -o -iname 'LICENCE*' -o -iname 'COPYING*' \) 2>/dev/null | LC_ALL=C sort | head -n 1)
+		f=$({ find "$dir" -maxdepth 1 -type f \( -iname 'LICENSE*' -o -iname 'LICENCE*' -o -iname 'COPYING*' \) 2>/dev/null || true; } | sort | head -n 1)
 		[[ -n $f ]] || die "no license file for $path@$ver in $dir (run go mod download)"
 		printf '\n==== %s %s (%s)\n\n' "$path" "$ver" "$(basename "$f")"
 		cat "$f"
