@@ -26,8 +26,11 @@ const DevelVersion = telemetry.DevelVersion
 // version"). It is read from the binary's build information
 // (runtime/debug.ReadBuildInfo): the main module's version when lens-go is
 // the main module, else the version of the lens-go dependency (the
-// replacement's version when it is replaced). When the build information has
-// none, Version returns [DevelVersion], "(devel)".
+// replacement's version when it is replaced). A release build of the lens
+// command (scripts/release.sh) stamps its version with the linker instead,
+// docs/install.md#stamp; the stamp applies only when lens-go is the main
+// module. When the build information has none, Version returns
+// [DevelVersion], "(devel)".
 func Version() string { return telemetry.Version() }
 
 // NewRunID returns the run id an enabled [Setup] gives a Config whose RunID

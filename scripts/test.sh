@@ -6,6 +6,11 @@
 #   staticcheck  builds .bin/staticcheck from the pin in tools/lint (once; later
 #                runs only check it is up to date), runs it on both modules
 #   unit         go test -race on the root module
+#   release      scripts/release-check.sh: the release archives built twice
+#                (byte-identical), the version stamp, the arm64 binary under
+#                qemu-aarch64-static and the amd64 binary in an empty root, the
+#                module files under Lmod (installs Debian's qemu-user-static and
+#                lmod as root if missing)
 #   fuzz         every fuzz target for a fixed time (FUZZTIME, default 20s each)
 #   backends     builds the real backends of the e2e tests from their Go module pins
 #                (scripts/build-backends.sh): .bin/jaeger and .bin/otelcol (tools/jaeger),
@@ -38,13 +43,14 @@ root=$(pwd)
 . "$root/scripts/fuzz-lib.sh"
 export GOFLAGS=${GOFLAGS:-}
 
-all_stages=(prereq gofmt vet staticcheck unit fuzz backends e2e)
+all_stages=(prereq gofmt vet staticcheck unit release fuzz backends e2e)
 declare -A describe=(
 	[prereq]="Go toolchain, disk space, valgrind"
 	[gofmt]="gofmt -l on all .go files"
 	[vet]="go vet ./... (root, e2e and tools/scale modules)"
 	[staticcheck]="build .bin/staticcheck (tools/lint pin), run it on the root, e2e and tools/scale modules"
 	[unit]="go test -race -count=1 ./... (root module)"
+	[release]="release archives twice (identical), version stamp, arm64 smoke under qemu-user, amd64 in an empty root"
 	[fuzz]="each fuzz target for a fixed time"
 	[backends]="build .bin/jaeger, .bin/otelcol, .bin/prometheus (tools/jaeger, tools/prometheus pins; cold: minutes, warm: seconds)"
 	[e2e]="end-to-end tests: real Slurm on localhost, real Jaeger, Prometheus, log receiver (output streamed, also in .bin/e2e.log)"
@@ -321,6 +327,29 @@ stage_staticcheck() {
 
 stage_unit() {
 	run go test -race -count=1 ./...
+}
+
+stage_release() {
+	if ! command -v qemu-aarch64-static >/dev/null; then
+		if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+			echo "qemu-aarch64-static is missing: installing Debian's qemu-user-static package (apt-get, as root; it stays installed; log: $apt_log)"
+			apt_install qemu-user-static || {
+				echo "apt-get install qemu-user-static failed; see $apt_log" >&2
+				tail -n 20 "$apt_log" >&2 || true
+				return 1
+			}
+		else
+			echo "WARNING: qemu-aarch64-static is missing and this is not root (or not Debian): the arm64 smoke tests will not run; install it with: apt-get install qemu-user-static"
+		fi
+	fi
+	if [[ ! -x /usr/share/lmod/lmod/libexec/lmod ]] && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+		echo "Lmod is missing: installing Debian's lmod package (apt-get, as root; it stays installed; log: $apt_log)"
+		apt_install lmod || {
+			echo "apt-get install lmod failed; see $apt_log" >&2
+			return 1
+		}
+	fi
+	run bash scripts/release-check.sh
 }
 
 # rel_pkg IMPORT_PATH: ./carrier for github.com/nemolens/lens-go/carrier, . for the root.

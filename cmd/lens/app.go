@@ -191,7 +191,7 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 			a.printUsage(a.stdout, c, true)
 			return 0
 		case c == root && (arg == "--version" || arg == "-version"):
-			fmt.Fprintf(a.stdout, "lens %s\n", telemetry.Version())
+			printVersion(a.stdout, telemetry.BuildOf())
 			return 0
 		case c == root && arg == "help":
 			return a.helpCommand(args[1:])

@@ -28,8 +28,10 @@
 //
 // Flags are written --name VALUE, --name=VALUE, -name VALUE or -name=VALUE
 // (the standard library's flag package); flags come before positional
-// arguments. "lens --version" prints "lens VERSION", the lens-go module
-// version of the binary ("(devel)" for a build from a working tree).
+// arguments. "lens --version" prints "lens VERSION" (the lens-go module
+// version of the binary, "(devel)" for a build from a working tree, or the
+// version a release build stamped: docs/install.md#version), then the lines
+// "commit: ", "modified: " (true, false or unknown), "go: " and "platform: ".
 //
 // # Exit status
 //

@@ -2,10 +2,13 @@ package main
 
 import (
 	"debug/buildinfo"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
 	lens "github.com/nemolens/lens-go"
+	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
 func TestUsageErrors(t *testing.T) {
@@ -102,13 +105,15 @@ func TestHelp(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
+	b := telemetry.BuildOf()
 	want := "lens " + lens.Version() + "\n"
-	if r := runIn(t, nil, "", "--version"); r.code != 0 || r.stdout != want {
-		t.Errorf("lens --version: %v, want %q", r, want)
+	if r := runIn(t, nil, "", "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, want) ||
+		!strings.Contains(r.stdout, "\ngo: "+runtime.Version()+"\n") ||
+		!strings.HasSuffix(r.stdout, "\nplatform: "+runtime.GOOS+"/"+runtime.GOARCH+"\n") || b.Version != lens.Version() {
+		t.Errorf("lens --version: %v, want it to start with %q", r, want)
 	}
-	want = "lens " + binaryVersion(t) + "\n"
-	if r := runBin(t, nil, "", "--version"); r.code != 0 || r.stdout != want {
-		t.Errorf("binary lens --version: %v, want %q", r, want)
+	if r := runBin(t, nil, "", "--version"); r.code != 0 || r.stdout != binaryVersionText(t) {
+		t.Errorf("binary lens --version: %v, want %q", r, binaryVersionText(t))
 	}
 }
 
@@ -125,4 +130,22 @@ func binaryVersion(t *testing.T) string {
 		return "(devel)"
 	}
 	return info.Main.Version
+}
+
+// binaryVersionText returns what lens --version of the lens binary prints,
+// read from its build information: binaryVersion, the vcs.revision and
+// vcs.modified settings ("unknown" without them), the Go version and the
+// platform.
+func binaryVersionText(t *testing.T) string {
+	t.Helper()
+	info, err := buildinfo.ReadFile(lensBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]string{"vcs.revision": "unknown", "vcs.modified": "unknown"}
+	for _, s := range info.Settings {
+		set[s.Key] = s.Value
+	}
+	return fmt.Sprintf("lens %s\ncommit: %s\nmodified: %s\ngo: %s\nplatform: %s/%s\n", binaryVersion(t),
+		set["vcs.revision"], set["vcs.modified"], info.GoVersion, set["GOOS"], set["GOARCH"])
 }

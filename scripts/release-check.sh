@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# The release checks (docs/install.md#release-checks), run by scripts/test.sh's
+# release stage:
+#   1. scripts/release.sh twice, from the checkout and from a copy of it in
+#      another directory: the archives and SHA256SUMS must be byte-identical;
+#      the archives must be deterministic tarballs (names sorted, owner 0,
+#      mtime the commit time) holding lens, INSTALL.md and the licenses
+#   2. the version stamp against the go command's own (a build with
+#      -buildvcs=true in a clone, untagged, with a tag below HEAD and with a
+#      tag on HEAD): needs a tree without uncommitted changes
+#   3. the arm64 binary under qemu-aarch64-static (user-mode emulation, run
+#      explicitly, no binfmt needed): go test ./cmd/lens -run
+#      'TestCLIVectors|TestRelease' with LENS_TEST_BINARY naming it
+#   4. the amd64 binary in an empty root (a directory holding only the binary,
+#      chroot: no libc, no /etc, no /proc): the same tests (needs root)
+#   5. the module files of examples/modulefiles/ loaded by Lmod (Debian's lmod;
+#      scripts/test.sh installs it as root): lens on PATH is the release binary
+# Work files: .bin/release/ (git ignores .bin/). CI=true makes a check that
+# cannot run (a dirty tree, no qemu, not root) fail instead of being skipped.
+set -euo pipefail
+shopt -s inherit_errexit
+export LC_ALL=C
+cd "$(dirname "$0")/.."
+root=$(pwd)
+work=$root/.bin/release
+rm -rf "$work"
+mkdir -p "$work"
+
+ci=${CI:-}
+t0=$SECONDS
+step() { printf '\n-- [%ds] release-check: %s\n' $((SECONDS - t0)) "$*"; }
+fail() {
+	echo "release-check: FAILED: $*" >&2
+	exit 1
+}
+cannot() { # REASON: skip outside CI, fail in CI
+	if [[ $ci == true ]]; then
+		fail "$1 (CI=true: this check must run)"
+	fi
+	echo "release-check: SKIPPED: $1"
+}
+
+commit=$(git rev-parse HEAD)
+epoch=$(git log -1 --format=%ct HEAD)
+modified=false
+[[ -z $(git --no-optional-locks status --porcelain) ]] || modified=true
+
+# ---------------------------------------------------------------- 1. reproducible
+step "release build A (this checkout)"
+bash scripts/release.sh --out "$work/a"
+
+step "release build B (a copy of the checkout in $work/src, same git repository)"
+mkdir -p "$work/src"
+git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do
+	[[ -e $f || -L $f ]] && printf '%s\0' "$f"
+done | tar --null -T - -cf - | tar -xf - -C "$work/src"
+GIT_DIR=$(git rev-parse --absolute-git-dir) GIT_WORK_TREE=$work/src bash "$work/src/scripts/release.sh" --out "$work/b"
+
+step "compare A and B"
+if ! diff <(cd "$work/a" && ls) <(cd "$work/b" && ls) || ! cmp "$work/a/SHA256SUMS" "$work/b/SHA256SUMS"; then
+	fail "two builds of the same tree differ"
+fi
+for f in "$work"/a/*; do cmp "$f" "$work/b/${f##*/}" || fail "${f##*/} differs between the two builds"; done
+(cd "$work/a" && sha256sum -c --quiet SHA256SUMS) || fail "SHA256SUMS does not match the archives"
+echo "identical: $(cd "$work/a" && ls | tr '\n' ' ')"
+
+# The archives: name, contents, and deterministic headers.
+version=
+for arch in amd64 arm64; do
+	archives=("$work"/a/lens_*_linux_"$arch".tar.gz)
+	[[ ${#archives[@]} == 1 && -f ${archives[0]} ]] || fail "want one lens_*_linux_$arch.tar.gz in $work/a"
+	name=$(basename "${archives[0]}" .tar.gz)
+	v=${name#lens_}
+	v=${v%_linux_"$arch"}
+	[[ -z $version || $version == "$v" ]] || fail "archives name two versions: $version, $v"
+	version=$v
+	want="$name/|$name/INSTALL.md|$name/THIRD_PARTY_LICENSES.txt|$name/lens"
+	[[ ! -f LICENSE ]] || want="$name/|$name/INSTALL.md|$name/LICENSE|$name/THIRD_PARTY_LICENSES.txt|$name/lens"
+	got=$(tar -tzf "${archives[0]}" | paste -sd '|')
+	[[ $got == "$want" ]] || fail "${archives[0]} holds $got, want $want (in this order)"
+	# tar --full-time -tv: MODE OWNER/GROUP SIZE DATE TIME NAME
+	tar --numeric-owner --full-time -tvzf "${archives[0]}" | while read -r mode owner _ day time path; do
+		when=$(TZ=UTC date -d "$day $time UTC" +%s)
+		[[ $owner == 0/0 && $when == "$epoch" ]] || fail "$path: owner $owner, mtime $when; want 0/0 and $epoch (the commit time)"
+		case $path in
+		*/ | */lens) [[ $mode == ?rwxr-xr-x ]] || fail "$path: mode $mode, want rwxr-xr-x" ;;
+		*) [[ $mode == -rw-r--r-- ]] || fail "$path: mode $mode, want rw-r--r--" ;;
+		esac
+	done
+	[[ $(od -An -tx1 -j4 -N4 "${archives[0]}" | tr -d ' ') == 00000000 ]] ||
+		fail "${archives[0]}: the gzip header holds a time (gzip -n writes none)"
+	mkdir -p "$work/x/$arch"
+	tar -xzf "${archives[0]}" -C "$work/x/$arch" --strip-components=1
+	grep -q "Go standard library" "$work/x/$arch/THIRD_PARTY_LICENSES.txt" || fail "THIRD_PARTY_LICENSES.txt lacks the Go license"
+	grep -q "^==== go.opentelemetry.io/otel " "$work/x/$arch/THIRD_PARTY_LICENSES.txt" || fail "THIRD_PARTY_LICENSES.txt lacks go.opentelemetry.io/otel"
+	# Static: no program interpreter (dynamic loader) in the ELF program headers.
+	if ! command -v readelf >/dev/null; then
+		echo "readelf (binutils) is missing: the ELF headers are not checked (the empty-root run below still is)"
+	elif LC_ALL=C readelf -lW "$work/x/$arch/lens" | grep -q INTERP; then
+		fail "$arch binary asks for a dynamic loader"
+	fi
+done
+[[ -f LICENSE ]] || echo "release-check: NOTE: the repository has no LICENSE file, so the archives carry no license for lens-go itself"
+echo "version $version, commit $commit, modified $modified"
+[[ $version == *+dirty ]] && [[ $modified == true ]] || [[ $version != *+dirty && $modified == false ]] ||
+	fail "version $version and modified=$modified disagree"
+
+# ---------------------------------------------------------------- 2. the stamp against the go command's
+# gostamp DIR: the main-module version the go command stamps into a build of DIR.
+gostamp() {
+	env -C "$1" CGO_ENABLED=0 GOFLAGS="-buildvcs=true -mod=readonly" go build -trimpath -o "$work/gostamp" ./cmd/lens
+	go version -m "$work/gostamp" | awk '$1 == "mod" {print $3}'
+}
+# relversion DIR: the version line of a release build (amd64) of DIR.
+relversion() {
+	bash "$1/scripts/release.sh" --arch amd64 --out "$work/rel-$2" >/dev/null
+	tar -xzOf "$work"/rel-"$2"/lens_*_linux_amd64.tar.gz --wildcards '*/lens' >"$work/rel-$2/lens"
+	chmod +x "$work/rel-$2/lens"
+	"$work/rel-$2/lens" --version | head -n 1
+}
+if [[ $modified == true ]]; then
+	git --no-optional-locks status --porcelain | head -n 20
+	cannot "the tree has uncommitted changes or untracked files (above): the stamp is not compared with the go command's (commit first)"
+else
+	step "the version stamp against the go command's (a clone in $work/clone)"
+	# The common git directory: the repository itself, also from a git worktree.
+	git clone -q --shared --no-checkout "$(cd "$(git rev-parse --git-common-dir)" && pwd)" "$work/clone"
+	git -C "$work/clone" checkout -q --detach "$commit"
+	got=$(gostamp "$work/clone")
+	[[ $got == "$version" ]] || fail "release.sh stamps $version, the go command $got"
+	echo "the repository's tags: $version (both)"
+	git -C "$work/clone" tag -l | xargs -r git -C "$work/clone" tag -d >/dev/null
+	if [[ -n $(git tag -l) ]]; then
+		got=$(gostamp "$work/clone")
+		rel=$(relversion "$work/clone" untagged)
+		[[ $got == v0.0.0-* && $rel == "lens $got" ]] || fail "untagged: release build says '$rel', the go command $got"
+		echo "untagged: $got (both)"
+	fi
+	if git -C "$work/clone" rev-parse -q --verify HEAD~1 >/dev/null; then
+		git -C "$work/clone" tag v1.4.0 HEAD~1
+		got=$(gostamp "$work/clone")
+		rel=$(relversion "$work/clone" below)
+		[[ $got == v1.4.1-0.* && $rel == "lens $got" ]] || fail "tag v1.4.0 below HEAD: release build says '$rel', the go command $got"
+		echo "tag v1.4.0 below HEAD: $got (both)"
+	fi
+	git -C "$work/clone" tag v1.5.0-rc.1 HEAD
+	got=$(gostamp "$work/clone")
+	rel=$(relversion "$work/clone" head)
+	[[ $got == v1.5.0-rc.1 && $rel == "lens v1.5.0-rc.1" ]] || fail "tag v1.5.0-rc.1 on HEAD: release build says '$rel', the go command $got"
+	echo "tag v1.5.0-rc.1 on HEAD: $got (both)"
+fi
+
+# ---------------------------------------------------------------- 3, 4. where it runs
+# smoke PLATFORM WRAPPER SELF: the CLI vector tests and the release tests of
+# cmd/lens against the binary WRAPPER runs.
+smoke() {
+	chmod +x "$2"
+	env LENS_TEST_BINARY="$2" LENS_RELEASE_PLATFORM="$1" LENS_RELEASE_VERSION="$version" \
+		LENS_RELEASE_COMMIT="$commit" LENS_RELEASE_MODIFIED="$modified" LENS_RELEASE_SELF="$3" \
+		go test -count=1 -run '^(TestCLIVectors|TestRelease)' ./cmd/lens -v >"$work/smoke-${1#linux/}.log" 2>&1 || {
+		grep -E -- '^(=== RUN|--- FAIL|FAIL|panic)|_test.go' "$work/smoke-${1#linux/}.log" | grep -v '^=== RUN' | tail -n 60 >&2
+		fail "smoke tests of the $1 binary (log: $work/smoke-${1#linux/}.log)"
+	}
+	printf '%s: %d tests passed, %d skipped (log: %s)\n' "$1" \
+		"$(grep -c -- '--- PASS' "$work/smoke-${1#linux/}.log")" "$(grep -c -- '--- SKIP' "$work/smoke-${1#linux/}.log" || true)" \
+		"$work/smoke-${1#linux/}.log"
+}
+
+step "arm64 binary under user-mode emulation"
+qemu=$(command -v qemu-aarch64-static || true)
+if [[ -z $qemu ]]; then
+	cannot "qemu-aarch64-static is missing (Debian package qemu-user-static; scripts/test.sh installs it as root)"
+else
+	out=$("$qemu" "$work/x/arm64/lens" --version)
+	echo "$out"
+	[[ $out == *"platform: linux/arm64"* ]] || fail "the arm64 binary says: $out"
+	printf '#!/bin/sh\nexec %q %q "$@"\n' "$qemu" "$work/x/arm64/lens" >"$work/lens-arm64"
+	smoke linux/arm64 "$work/lens-arm64" ""
+fi
+
+step "amd64 binary in an empty root"
+if [[ $(id -u) != 0 ]]; then
+	cannot "not root: chroot into the empty root needs root"
+else
+	mkdir -p "$work/root"
+	cp "$work/x/amd64/lens" "$work/root/lens"
+	echo "the root holds: $(cd "$work/root" && find . | sort | paste -sd ' ')"
+	out=$("$(command -v chroot || echo /usr/sbin/chroot)" "$work/root" /lens --version)
+	echo "$out"
+	[[ $out == *"platform: linux/amd64"* ]] || fail "the amd64 binary says: $out"
+	printf '#!/bin/sh\nexec %q %q /lens "$@"\n' "$(command -v chroot || echo /usr/sbin/chroot)" "$work/root" >"$work/lens-amd64-root"
+	smoke linux/amd64 "$work/lens-amd64-root" /lens
+fi
+step "the module files of examples/modulefiles/lens under Lmod"
+lmod=/usr/share/lmod/lmod/libexec/lmod
+if [[ ! -x $lmod ]]; then
+	cannot "Lmod is missing (Debian package lmod; scripts/test.sh installs it as root)"
+else
+	# The files with their shared path replaced by one holding this release's binaries.
+	for arch in amd64 arm64; do install -D "$work/x/$arch/lens" "$work/shared/v0.4.0/linux_$arch/lens"; done
+	for f in v0.4.0.lua v0.4.0; do
+		rm -rf "$work/modules"
+		mkdir -p "$work/modules/lens"
+		sed "s#/shared/tools/lens#$work/shared#" "examples/modulefiles/lens/$f" >"$work/modules/lens/$f"
+		got=$(env -i PATH=/usr/bin:/bin MODULEPATH="$work/modules" bash -c '
+			set -e
+			eval "$("$1" bash load lens/v0.4.0)"
+			printf "%s|%s|%s\n" "$(command -v lens)" "$LENS_VERSION" "$(lens --version | head -n 1)"' _ "$lmod")
+		machine=$(uname -m | sed 's/x86_64/amd64/;s/aarch64/arm64/')
+		want="$work/shared/v0.4.0/linux_$machine/lens|v0.4.0|lens $version"
+		[[ $got == "$want" ]] || fail "module load lens/v0.4.0 ($f): $got, want $want"
+		echo "$f: $got"
+	done
+fi
+step "done"
