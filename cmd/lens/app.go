@@ -10,7 +10,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -106,18 +105,7 @@ func sharedWriter(w io.Writer) io.Writer {
 	if _, ok := w.(*os.File); ok || w == nil {
 		return w
 	}
-	return &lockedWriter{w: w}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return telemetry.SyncWriter(w)
 }
 
 // LogLevelEnv names the variable that sets the level of the library log

@@ -12,7 +12,6 @@ import (
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/internal/assembly"
 	"github.com/nemolens/lens-go/internal/telemetry"
-	"github.com/nemolens/lens-go/internal/traceid"
 )
 
 // emitSpansWrapper is appended (with the pid) to lens emit-spans's
@@ -139,11 +138,7 @@ func (a *app) emitSpans(ctx context.Context, specs []string, service string, tim
 		Wrapper: emitSpansWrapper,
 		PID:     a.pid(),
 	}
-	var attempt traceid.Attempt // from the run id as configured, not one drawn at random
-	if s.TracePerAttempt {
-		attempt, _ = assembly.Attempt(a.env, cfg.RunID)
-	}
-	cfg = o.FillRunID(cfg)
+	attempt, cfg := o.Identify(cfg, s.TracePerAttempt)
 	base := assembly.SDKAttributes()
 	attrs, err := assembly.ResourceAttributes(ctx, cfg, o, base[:], true)
 	if err != nil {

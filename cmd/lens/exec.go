@@ -27,7 +27,6 @@ import (
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/supervise"
 	"github.com/nemolens/lens-go/internal/telemetry"
-	"github.com/nemolens/lens-go/internal/traceid"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -246,11 +245,7 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		Wrapper: wrapperName,
 		PID:     a.pid(),
 	}
-	var attempt traceid.Attempt // from the run id as configured, not one drawn at random
-	if s.TracePerAttempt {
-		attempt, _ = assembly.Attempt(a.env, cfg.RunID)
-	}
-	cfg = o.FillRunID(cfg)
+	attempt, cfg := o.Identify(cfg, s.TracePerAttempt)
 	base := assembly.SDKAttributes()
 	fail := func(err error) *execTelemetry {
 		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", err)

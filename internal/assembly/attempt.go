@@ -3,6 +3,7 @@ package assembly
 import (
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/telemetry"
 	"github.com/nemolens/lens-go/internal/traceid"
 )
 
@@ -25,4 +26,16 @@ func Attempt(env environ.Lookuper, runID string) (traceid.Attempt, bool) {
 		a.Previous, _ = traceid.FromUUID(p)
 	}
 	return a, true
+}
+
+// Identify returns the job attempt (when perAttempt: [Attempt] of the run
+// id as configured, before it is filled) and cfg with its run id filled
+// ([Options.FillRunID]): the identity every span-exporting process takes
+// before it builds its resource.
+func (o *Options) Identify(cfg telemetry.Config, perAttempt bool) (traceid.Attempt, telemetry.Config) {
+	var attempt traceid.Attempt
+	if perAttempt {
+		attempt, _ = Attempt(o.Env, cfg.RunID)
+	}
+	return attempt, o.FillRunID(cfg)
 }

@@ -57,8 +57,12 @@ func ConsoleWriter(w io.Writer) io.Writer {
 	if w == nil {
 		w = os.Stdout
 	}
-	return &syncWriter{w: w}
+	return SyncWriter(w)
 }
+
+// SyncWriter returns w with its writes serialised, so that writers on
+// several goroutines never interleave within one write.
+func SyncWriter(w io.Writer) io.Writer { return &syncWriter{w: w} }
 
 type syncWriter struct {
 	mu sync.Mutex

@@ -88,13 +88,13 @@ func NewTracing(ctx context.Context, res *resource.Resource, s *Settings, o Trac
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p), sdktrace.WithIDGenerator(gen))
 	t := &Tracing{sdk: tp, provider: tp, pipeline: p, secrets: s.Secrets}
 	if link, ok := o.Attempt.Link(); ok && gen.Attempt.IsValid() {
-		t.provider = &attemptProvider{next: tp, link: link}
+		t.provider = &hookProvider{next: tp, hook: linked(link)}
 	}
 	if s.Propagator != nil {
 		parent := trace.SpanContextFromContext(envprop.Extract(context.Background(), environ.Or(o.Env), s.Propagator))
 		if parent.IsValid() {
 			t.parent = parent
-			t.provider = &parentedProvider{next: t.provider, parent: parent}
+			t.provider = &hookProvider{next: t.provider, hook: parented(parent)}
 		}
 	}
 	return t, nil
