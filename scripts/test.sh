@@ -23,8 +23,8 @@
 # Every stage prints a banner with the time since the start, and its duration at
 # the end; a table of all stage durations comes last, also when a stage fails.
 # Each stage's output is also kept in .bin/logs/<stage>.log.
-# Cost (docs/testing.md, "What the test run costs"): on an idle 2-core machine about 15 min
-# cold and 10 min warm (mostly fuzzing: ~21 s per target); ~4 GB of Go caches.
+# Cost (docs/testing.md, "What the test run costs"): on a 2-core machine about 35 min
+# cold and 16 min warm (mostly fuzzing: ~21 s per target); ~6 GB of Go caches.
 #
 # Usage: scripts/test.sh [--stage NAME[,NAME...]]... [--list]
 #   --stage   run only these stages (in the order above), e.g. --stage fuzz or
@@ -266,7 +266,7 @@ stage_prereq() {
 	while [[ ! -d $cache_dir ]]; do cache_dir=$(dirname "$cache_dir"); done
 	avail_kb=$(df -Pk "$cache_dir" | awk 'NR == 2 {print $4}')
 	if ((avail_kb < 5 * 1024 * 1024)); then
-		echo "WARNING: only $((avail_kb / 1024)) MiB free under $cache_dir; a cold run fills ~4 GB of Go caches"
+		echo "WARNING: only $((avail_kb / 1024)) MiB free under $cache_dir; a cold run fills ~6 GB of Go caches"
 	fi
 	# valgrind: needed by a test that measures allocations/instructions.
 	if command -v valgrind >/dev/null; then
