@@ -144,13 +144,7 @@ func (a *app) emitSpans(ctx context.Context, specs []string, service string, tim
 	if err != nil {
 		return fmt.Errorf("resource: %w", err)
 	}
-	tracing, err := telemetry.NewTracing(ctx, attrs.Resource(), &s, telemetry.TracingOptions{
-		Console:     telemetry.ConsoleWriter(a.stderr),
-		Diagnostics: a.diag,
-		Env:         a.env,
-		Attempt:     attempt,
-		Warn:        func(w string) { fmt.Fprintf(a.stderr, "lens emit-spans: %s\n", w) },
-	})
+	tracing, err := a.newTracing(ctx, "emit-spans", attrs.Resource(), &s, attempt)
 	if err != nil {
 		return err
 	}

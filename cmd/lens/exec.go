@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/nemolens/lens-go/attr"
@@ -27,6 +28,7 @@ import (
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/supervise"
 	"github.com/nemolens/lens-go/internal/telemetry"
+	"github.com/nemolens/lens-go/internal/traceid"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -259,13 +261,7 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	if err != nil {
 		return fail(err)
 	}
-	tracing, err := telemetry.NewTracing(ctx, attrs.Resource(), &s, telemetry.TracingOptions{
-		Console:     telemetry.ConsoleWriter(a.stderr),
-		Diagnostics: a.diag,
-		Env:         a.env,
-		Attempt:     attempt,
-		Warn:        func(w string) { fmt.Fprintf(a.stderr, "lens exec: %s\n", w) },
-	})
+	tracing, err := a.newTracing(ctx, "exec", attrs.Resource(), &s, attempt)
 	if err != nil {
 		return fail(err)
 	}
@@ -492,4 +488,17 @@ func (a *app) start(c supervise.Command) (*supervise.Process, error) {
 		fmt.Fprintf(a.stderr, "lens exec: the environment was too large for the command (E2BIG); it got no carrier\n")
 	}
 	return p, err
+}
+
+// newTracing builds the trace engine of a lens command that exports spans
+// (exec, emit-spans): the console exporter writes to stderr, and the
+// engine's warnings are said there, prefixed with the command's name.
+func (a *app) newTracing(ctx context.Context, name string, res *resource.Resource, s *telemetry.Settings, attempt traceid.Attempt) (*telemetry.Tracing, error) {
+	return telemetry.NewTracing(ctx, res, s, telemetry.TracingOptions{
+		Console:     telemetry.ConsoleWriter(a.stderr),
+		Diagnostics: a.diag,
+		Env:         a.env,
+		Attempt:     attempt,
+		Warn:        func(w string) { fmt.Fprintf(a.stderr, "lens %s: %s\n", name, w) },
+	})
 }
