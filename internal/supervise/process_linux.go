@@ -25,8 +25,9 @@ type Process struct {
 	tty int
 
 	sigs *Signals
-	// preStart is how many signals were queued when the command started:
-	// they arrived before it existed, so they are passed on in every mode.
+	// preStart is how many signals were queued right before the fork of
+	// the command: they arrived before it existed, so they are passed on
+	// in every mode.
 	preStart int
 
 	chld     chan struct{} // SIGCHLD seen: reap
@@ -83,12 +84,15 @@ func Start(c *Command) (*Process, error) {
 		// command has been reaped.
 		runtime.LockOSThread()
 		proc, path, err := lookupStart(c.Args, c.Env, func(file string, argv []string) (*os.Process, error) {
-			return os.StartProcess(file, argv, attr)
-		})
-		if err == nil {
+			// Counted right before the fork: a signal sent to lens's
+			// process group after it reaches the command itself, and
+			// os.StartProcess returns only after the command's exec.
 			if p.sigs != nil {
 				p.preStart = len(p.sigs.c)
 			}
+			return os.StartProcess(file, argv, attr)
+		})
+		if err == nil {
 			// Set before the wait loop and the relay read them.
 			p.proc, p.path, p.pid = proc, path, proc.Pid
 			p.pgid = syscall.Getpgrp()
