@@ -6,7 +6,6 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -56,36 +55,6 @@ func runReckon(t *testing.T, env environ.Map, sacct func(context.Context, ...str
 	return reckonResult{stdout.String(), stderr.String(), code}
 }
 
-// reckonSpan is what the tests read of a console span.
-type reckonSpan struct {
-	Name        string
-	SpanContext struct{ TraceID, SpanID string }
-	Parent      struct{ TraceID, SpanID string }
-	StartTime   time.Time
-	EndTime     time.Time
-	Links       []struct {
-		SpanContext struct{ TraceID, SpanID string }
-	}
-	Resource []struct {
-		Key   string
-		Value struct{ Value any }
-	}
-}
-
-func reckonSpans(t *testing.T, stderr string) []reckonSpan {
-	t.Helper()
-	var out []reckonSpan
-	dec := json.NewDecoder(strings.NewReader(stderr))
-	for dec.More() {
-		var s reckonSpan
-		if err := dec.Decode(&s); err != nil {
-			t.Fatalf("console spans %q: %v", stderr, err)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
 // runUUID is nv.dl.run.uuid computed here, independently of detect: the
 // UUIDv5 (SHA-1, URL namespace) of the name (docs/detection.md#run-uuid).
 func runUUID(name string) string {
@@ -114,7 +83,7 @@ func TestReckonRequeued(t *testing.T) {
 	}
 	u0, u1 := runUUID("nemo.lens.run/lensprobe/2/sr0"), runUUID("nemo.lens.run/lensprobe/2/sr1")
 	t0, t1 := strings.ReplaceAll(u0, "-", ""), strings.ReplaceAll(u1, "-", "")
-	spans := reckonSpans(t, r.stderr)
+	spans := consoleSpans(t, r.stderr)
 	if len(spans) != 17 {
 		t.Fatalf("%d spans, want 8 + 9", len(spans))
 	}
@@ -172,7 +141,7 @@ func TestReckonWait(t *testing.T) {
 	t.Parallel()
 	sacct, calls := fakeSacct(t, recordedSacct(t, "running.sacct"), recordedSacct(t, "running.sacct"), recordedSacct(t, "completed.sacct"))
 	r := runReckon(t, environ.Map{"OTEL_TRACES_EXPORTER": "console"}, sacct, "--wait", "1h", "1")
-	if r.code != 0 || len(reckonSpans(t, r.stderr)) != 9 || calls.Load() != 3 {
+	if r.code != 0 || len(consoleSpans(t, r.stderr)) != 9 || calls.Load() != 3 {
 		t.Errorf("%+v after %d sacct calls, want 9 spans after 3", r, calls.Load())
 	}
 }
@@ -218,7 +187,7 @@ func TestReckonResource(t *testing.T) {
 	env := environ.Map{"OTEL_TRACES_EXPORTER": "console", "SLURM_JOB_ID": "77", "SLURM_CLUSTER_NAME": "other",
 		"OTEL_RESOURCE_ATTRIBUTES": "nemo.run.id=run-1,slurm.job.id=77", "NEMO_LENS_TRACE_PER_ATTEMPT": "true"}
 	r := runReckon(t, env, sacct, "1")
-	spans := reckonSpans(t, r.stderr)
+	spans := consoleSpans(t, r.stderr)
 	if r.code != 0 || len(spans) == 0 {
 		t.Fatalf("%+v", r)
 	}
