@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -37,9 +36,23 @@ type Policy struct {
 	ServiceName string
 	// Env are the default settings (env.NAME = VALUE), in file order.
 	Env []Setting
-	// Log is the file lens appends its reports to ("" for none).
+	// Log is the file lens appends its reports to ("" for none); "%u" in
+	// it stands for the task's numeric user id (LogPath, AppendLog).
 	Log string
+	// Syslog is the syslog socket reports go to: "" for the default
+	// (DefaultSyslogPath), SyslogOff for none, else an absolute path.
+	Syslog string
+	// Warnings are *PolicyError for lines that are applied but probably
+	// not meant as written (a quoted value, a value holding " #"): the
+	// policy is applied and the warnings reported.
+	Warnings []error
 }
+
+// DefaultSyslogPath is the syslog socket of a policy without syslog.
+const DefaultSyslogPath = "/dev/log"
+
+// SyslogOff is the policy's syslog value that sends no report to syslog.
+const SyslogOff = "off"
 
 // Setting is one env.NAME = VALUE line.
 type Setting struct {
@@ -53,6 +66,9 @@ var (
 	ErrBadValue   = errors.New("invalid value")
 	ErrDuplicate  = errors.New("key given twice")
 	ErrTooLarge   = fmt.Errorf("larger than %d bytes", MaxPolicySize)
+	// Warnings (Policy.Warnings): the line is applied as written.
+	ErrQuoted  = errors.New("the value is quoted; quotes are kept as part of it (the policy has no quoting)")
+	ErrComment = errors.New(`the value holds " #"; it is kept as part of the value (the policy has no inline comments)`)
 )
 
 // PolicyError is a problem of the policy file: File, and Line when one line
@@ -85,8 +101,11 @@ var settingPrefixes = []string{"OTEL_", "NEMO_LENS_"}
 // problem). On any error the returned Policy is still the one to report
 // with: its Log is set when the file's log line was valid, and nothing else
 // of a faulty file is applied (docs/taskprolog.md#policy).
+//
+// The file is opened with OpenRegular: a FIFO, a device or a directory is
+// refused at once (ErrNotRegular), never waited for.
 func LoadPolicy(path string) (Policy, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return Policy{}, &PolicyError{File: path, Err: err}
 	}
@@ -95,9 +114,6 @@ func LoadPolicy(path string) (Policy, error) {
 	if err != nil {
 		return Policy{}, &PolicyError{File: path, Err: err}
 	}
-	if len(data) > MaxPolicySize {
-		return Policy{}, &PolicyError{File: path, Err: ErrTooLarge}
-	}
 	return ParsePolicy(path, data)
 }
 
@@ -105,13 +121,17 @@ func LoadPolicy(path string) (Policy, error) {
 // VALUE per line, split at the first '='; spaces and tabs around KEY and
 // VALUE are removed, and one "\r" at the end of a line; empty lines and
 // lines starting with '#' are ignored. Keys: carrier (on|off), ranks
-// (none|slurm), service_name, log, and env.NAME for NAME an OTEL_* or
-// NEMO_LENS_* variable other than those in Managed. Each key at most once.
+// (none|slurm), service_name, log, syslog, and env.NAME for NAME an OTEL_*
+// or NEMO_LENS_* variable other than those in Managed. Each key at most
+// once. Text longer than MaxPolicySize is ErrTooLarge.
 //
 // The error joins one *PolicyError per faulty line. With an error the
-// Policy holds only Log (when its line was valid): a faulty file is not
-// applied in part.
+// Policy holds only Log and Syslog (when their lines were valid): a faulty
+// file is not applied in part, but its faults can be reported.
 func ParsePolicy(name string, data []byte) (Policy, error) {
+	if len(data) > MaxPolicySize {
+		return Policy{}, errors.Join(&PolicyError{File: name, Err: ErrTooLarge})
+	}
 	var p Policy
 	var errs []error
 	seen := map[string]bool{}
@@ -145,6 +165,12 @@ func ParsePolicy(name string, data []byte) (Policy, error) {
 			continue
 		}
 		seen[key] = true
+		if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {
+			p.Warnings = append(p.Warnings, &PolicyError{File: name, Line: n, Err: fmt.Errorf("%s: %w", key, ErrQuoted)})
+		}
+		if strings.Contains(value, " #") || strings.Contains(value, "\t#") {
+			p.Warnings = append(p.Warnings, &PolicyError{File: name, Line: n, Err: fmt.Errorf("%s: %w", key, ErrComment)})
+		}
 		switch {
 		case key == "carrier":
 			switch value {
@@ -170,6 +196,12 @@ func ParsePolicy(name string, data []byte) (Policy, error) {
 				continue
 			}
 			p.Log = value
+		case key == "syslog":
+			if value != SyslogOff && !strings.HasPrefix(value, "/") {
+				fail(n, fmt.Errorf("%w for syslog: %q (want off or the absolute path of a socket)", ErrBadValue, value))
+				continue
+			}
+			p.Syslog = value
 		case strings.HasPrefix(key, "env."):
 			v := key[len("env."):]
 			switch {
@@ -187,7 +219,7 @@ func ParsePolicy(name string, data []byte) (Policy, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return Policy{Log: p.Log}, errors.Join(errs...)
+		return Policy{Log: p.Log, Syslog: p.Syslog}, errors.Join(errs...)
 	}
 	return p, nil
 }

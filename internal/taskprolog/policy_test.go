@@ -21,6 +21,9 @@ var policyRows = []struct {
 	want taskprolog.Policy
 	errs []error // one per faulty line, in order
 	line []int
+	// warns are the warnings' errors, with their lines wline.
+	warns []error
+	wline []int
 }{
 	{name: "empty", text: "", want: taskprolog.Policy{}},
 	{name: "comments and blanks", text: "# c\n\n   \t\n  # indented\n", want: taskprolog.Policy{}},
@@ -39,6 +42,27 @@ var policyRows = []struct {
 	{name: "env names", text: "env.PATH = /x\nenv.OTEL_RESOURCE_ATTRIBUTES = a=1\nenv.NEMO_LENS_RUN_ID = r\nenv.OTEL_SERVICE_NAME = s\nenv.OTEL-X = 1\nenv. = 1\n",
 		errs: slices.Repeat([]error{taskprolog.ErrBadValue}, 6), line: []int{1, 2, 3, 4, 5, 6}},
 	{name: "NUL", text: "service_name = a\x00b\n", errs: []error{taskprolog.ErrNUL}, line: []int{1}},
+	{name: "a value on the next line is not the value", text: "service_name =\n x\n",
+		errs: []error{taskprolog.ErrSyntax}, line: []int{2}},
+	{name: "log twice", text: "log = /a\nlog = /b\n", errs: []error{taskprolog.ErrDuplicate}, line: []int{2}, want: taskprolog.Policy{Log: "/a"}},
+	{name: "env.NAME twice", text: "env.OTEL_X = 1\nenv.OTEL_Y = 2\nenv.OTEL_X = 1\n", errs: []error{taskprolog.ErrDuplicate}, line: []int{3}},
+	{name: "same env name, other key", text: "env.OTEL_X = 1\nenv.OTEL_x = 2\n",
+		want: taskprolog.Policy{Env: []taskprolog.Setting{{Name: "OTEL_X", Value: "1"}, {Name: "OTEL_x", Value: "2"}}}},
+	{name: "size: exactly the limit", text: strings.Repeat("#", taskprolog.MaxPolicySize-1) + "\n"},
+	{name: "size: one below the limit", text: "ranks = slurm\n" + strings.Repeat("#", taskprolog.MaxPolicySize-15) + "\n",
+		want: taskprolog.Policy{Ranks: "slurm"}},
+	{name: "size: one above the limit", text: strings.Repeat("#", taskprolog.MaxPolicySize) + "\n",
+		errs: []error{taskprolog.ErrTooLarge}, line: []int{0}},
+	{name: "quoted values and inline comments warn", text: "service_name = \"jobs\"\nenv.OTEL_A = 'x'\nenv.OTEL_B = 1 # one\nenv.OTEL_C = 2\t# two\n" +
+		"env.OTEL_D = \"\nenv.OTEL_E = http://h/#frag\nenv.OTEL_F = \"a' \n",
+		want: taskprolog.Policy{ServiceName: `"jobs"`, Env: []taskprolog.Setting{{Name: "OTEL_A", Value: "'x'"}, {Name: "OTEL_B", Value: "1 # one"},
+			{Name: "OTEL_C", Value: "2\t# two"}, {Name: "OTEL_D", Value: `"`}, {Name: "OTEL_E", Value: "http://h/#frag"}, {Name: "OTEL_F", Value: `"a'`}}},
+		warns: []error{taskprolog.ErrQuoted, taskprolog.ErrQuoted, taskprolog.ErrComment, taskprolog.ErrComment}, wline: []int{1, 2, 3, 4}},
+	{name: "syslog and a per-user log", text: "syslog = /run/lens/log.sock\nlog = /var/log/nemo-lens/taskprolog.%u.log\n",
+		want: taskprolog.Policy{Syslog: "/run/lens/log.sock", Log: "/var/log/nemo-lens/taskprolog.%u.log"}},
+	{name: "syslog off", text: "syslog = off\n", want: taskprolog.Policy{Syslog: "off"}},
+	{name: "syslog relative", text: "syslog = dev/log\nlog = /l\n", errs: []error{taskprolog.ErrBadValue}, line: []int{1},
+		want: taskprolog.Policy{Log: "/l"}},
 	{name: "binary garbage", text: "\x7fELF\x02\x01\x01\x00\n", errs: []error{taskprolog.ErrSyntax}, line: []int{1}},
 }
 
@@ -66,8 +90,17 @@ func TestParsePolicy(t *testing.T) {
 					t.Errorf("error %d: %v (line %d), want %v on line %d", i, pe, pe.Line, r.errs[i], r.line[i])
 				}
 			}
+			if len(got.Warnings) != len(r.warns) {
+				t.Fatalf("warnings %v, want %d", got.Warnings, len(r.warns))
+			}
+			for i, w := range got.Warnings {
+				var pe *taskprolog.PolicyError
+				if !errors.As(w, &pe) || !errors.Is(w, r.warns[i]) || pe.Line != r.wline[i] || pe.File != "p.conf" {
+					t.Errorf("warning %d: %v, want %v on line %d", i, w, r.warns[i], r.wline[i])
+				}
+			}
 			if got.NoCarrier != r.want.NoCarrier || got.Ranks != r.want.Ranks || got.ServiceName != r.want.ServiceName ||
-				got.Log != r.want.Log || !slices.Equal(got.Env, r.want.Env) {
+				got.Log != r.want.Log || got.Syslog != r.want.Syslog || !slices.Equal(got.Env, r.want.Env) {
 				t.Errorf("got %+v, want %+v", got, r.want)
 			}
 		})
@@ -114,6 +147,22 @@ func TestLoadPolicy(t *testing.T) {
 	if _, err := taskprolog.LoadPolicy(big); !errors.Is(err, taskprolog.ErrTooLarge) {
 		t.Errorf("large file: %v, want ErrTooLarge", err)
 	}
+	// The size limit: a file of exactly MaxPolicySize bytes loads, one byte
+	// more is too large.
+	exact := filepath.Join(dir, "exact")
+	if err := os.WriteFile(exact, []byte("ranks = slurm\n"+strings.Repeat("#", taskprolog.MaxPolicySize-15)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := taskprolog.LoadPolicy(exact); err != nil || p.Ranks != "slurm" {
+		t.Errorf("a file of exactly %d bytes: %+v, %v; want it loaded", taskprolog.MaxPolicySize, p, err)
+	}
+	over := filepath.Join(dir, "over")
+	if err := os.WriteFile(over, []byte(strings.Repeat("#", taskprolog.MaxPolicySize)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := taskprolog.LoadPolicy(over); !errors.Is(err, taskprolog.ErrTooLarge) {
+		t.Errorf("a file of %d bytes: %v, want ErrTooLarge", taskprolog.MaxPolicySize+1, err)
+	}
 	ok := filepath.Join(dir, "ok")
 	if err := os.WriteFile(ok, []byte("ranks = slurm\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -132,6 +181,9 @@ func TestExport(t *testing.T) {
 		{"A", `it's "q" $(x) ` + "`y` 100% \\ \r", "export A=it's \"q\" $(x) `y` 100% \\ \r\n", nil},
 		{"EMPTY", "", "export EMPTY=\n", nil},
 		{"N", "a\nb", "", taskprolog.ErrNewline},
+		{"N", "\nab", "", taskprolog.ErrNewline},
+		{"N", "ab\n", "", taskprolog.ErrNewline},
+		{"Z", "\x00ab", "", taskprolog.ErrNUL},
 		{"Z", "a\x00b", "", taskprolog.ErrNUL},
 		{"1X", "s3cret", "", taskprolog.ErrName},
 		{"X Y", "s3cret", "", taskprolog.ErrName},

@@ -1,0 +1,139 @@
+//go:build unix
+
+package taskprolog_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nemolens/lens-go/internal/taskprolog"
+)
+
+// noHang runs f and fails the test when it has not returned after a
+// minute: a liveness bound for calls that used to block forever, not a
+// timing assertion (they return at once when they work).
+func noHang(t *testing.T, what string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute):
+		t.Fatalf("%s blocked", what)
+		return nil
+	}
+}
+
+// TestLoadPolicyNotRegular: a policy that is a FIFO (with no writer, and
+// with a writer that never writes), a device, a directory or a socket is
+// refused at once with ErrNotRegular, never read.
+func TestLoadPolicyNotRegular(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held := filepath.Join(dir, "held-fifo")
+	if err := syscall.Mkfifo(held, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A writer that keeps the FIFO open and never writes: a read would
+	// wait for it forever.
+	w, err := os.OpenFile(held, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, path := range []string{fifo, held, os.DevNull, dir} {
+		err := noHang(t, "LoadPolicy("+path+")", func() error { _, err := taskprolog.LoadPolicy(path); return err })
+		var pe *taskprolog.PolicyError
+		if !errors.Is(err, taskprolog.ErrNotRegular) || !errors.As(err, &pe) || pe.File != path {
+			t.Errorf("LoadPolicy(%s): %v, want a *PolicyError wrapping ErrNotRegular", path, err)
+		}
+	}
+}
+
+// TestAppendLog: the log file is appended to in one write; a FIFO (with
+// or without a reader), a device or a directory is refused at once; a
+// symbolic link is not followed; a per-user file (%u) is created 0600 and
+// refused when another user owns it.
+func TestAppendLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	uid := os.Getuid()
+	shared := filepath.Join(dir, "shared.log")
+	for range 2 {
+		if err := taskprolog.AppendLog(shared, uid, "line\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if data, _ := os.ReadFile(shared); string(data) != "line\nline\n" {
+		t.Errorf("shared log %q", data)
+	}
+	perUser := filepath.Join(dir, "tp.%u.log")
+	if err := taskprolog.AppendLog(perUser, uid, "mine\n"); err != nil {
+		t.Fatal(err)
+	}
+	mine := taskprolog.LogPath(perUser, uid)
+	if fi, err := os.Stat(mine); err != nil || fi.Mode().Perm() != 0o600 || !strings.HasSuffix(mine, "/tp."+itoa(uid)+".log") {
+		t.Errorf("per-user log %s: %v %v, want mode 0600", mine, fi, err)
+	}
+	fifo := filepath.Join(dir, "fifo.log")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	readFifo := filepath.Join(dir, "read-fifo.log")
+	if err := syscall.Mkfifo(readFifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.OpenFile(readFifo, os.O_RDWR, 0) // a reader that never reads
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	link := filepath.Join(dir, "link.log")
+	if err := os.Symlink(shared, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		want error
+	}{
+		{fifo, nil}, // ENXIO: no reader
+		{readFifo, taskprolog.ErrNotRegular},
+		{os.DevNull, taskprolog.ErrNotRegular},
+		{dir, nil},  // EISDIR
+		{link, nil}, // ELOOP
+	} {
+		err := noHang(t, "AppendLog("+c.path+")", func() error { return taskprolog.AppendLog(c.path, uid, "x\n") })
+		if err == nil || (c.want != nil && !errors.Is(err, c.want)) {
+			t.Errorf("AppendLog(%s): %v, want an error (%v)", c.path, err, c.want)
+		}
+	}
+	if data, _ := os.ReadFile(shared); string(data) != "line\nline\n" {
+		t.Errorf("the link was followed: %q", data)
+	}
+	// Another user's per-user file (here: ours, claimed for uid+1).
+	other := taskprolog.LogPath(perUser, uid+1)
+	if err := os.WriteFile(other, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := taskprolog.AppendLog(perUser, uid+1, "x\n"); !errors.Is(err, taskprolog.ErrNotOwner) {
+		t.Errorf("a per-user file of another user: %v, want ErrNotOwner", err)
+	}
+	var pe *fs.PathError
+	if err := taskprolog.AppendLog(filepath.Join(dir, "no-dir", "x.log"), uid, "x\n"); !errors.As(err, &pe) {
+		t.Errorf("missing directory: %v", err)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
