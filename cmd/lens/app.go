@@ -61,6 +61,9 @@ type app struct {
 	policyPath string
 	clock      func() time.Time
 	syslog     func() io.WriteCloser
+	// prologBound replaces lens taskprolog's hard bound when positive
+	// (TaskPrologBound).
+	prologBound time.Duration
 }
 
 func (a *app) pid() int {

@@ -38,7 +38,7 @@ func main() {
 		logger:  logger,
 		diag:    diag,
 	}
-	code := a.main(context.Background(), taskPrologArgs(os.Args[0], os.Args[1:]))
+	code := a.main(context.Background(), taskPrologArgs(os.Args[0], os.Args[1:], env))
 	if a.dieBy != 0 {
 		// The command was killed by a signal: lens's parent sees the same.
 		supervise.Die(a.dieBy)

@@ -2,7 +2,10 @@
 
 package main
 
-import "io"
+import (
+	"io"
+	"time"
+)
 
 // dialSyslog: no syslog outside Unix.
-func dialSyslog() io.WriteCloser { return nil }
+func dialSyslog(string, string, int, time.Time) io.WriteCloser { return nil }

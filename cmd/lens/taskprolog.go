@@ -8,8 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
@@ -18,6 +22,7 @@ import (
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/internal/taskprolog"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 // Variables lens taskprolog reads besides the job's own.
@@ -27,10 +32,21 @@ const (
 	// TaskPrologEnv set to "off" in a job's environment turns lens
 	// taskprolog off for that job's tasks (docs/taskprolog.md#opt-out).
 	TaskPrologEnv = "LENS_TASKPROLOG"
-	// TaskPrologName is the name under which the lens binary runs as
-	// "lens taskprolog" (a symbolic link that slurm.conf's TaskProlog names:
-	// slurm.conf cannot pass arguments).
+	// TaskPrologName is the syslog tag of lens taskprolog's reports and
+	// the name of the link slurm.conf's TaskProlog may name (slurm.conf
+	// cannot pass arguments): any program name whose base name contains
+	// "taskprolog" runs lens taskprolog (taskPrologArgs).
 	TaskPrologName = "lens-taskprolog"
+	// TaskPrologBound is the hard bound of one lens taskprolog run, from
+	// the command's start to its return (docs/taskprolog.md#bounds).
+	TaskPrologBound = time.Second
+)
+
+// slurmScriptContextEnv is what slurmstepd sets in a TaskProlog's
+// environment (SLURM_SCRIPT_CONTEXT=prolog_task).
+const (
+	slurmScriptContextEnv = "SLURM_SCRIPT_CONTEXT"
+	slurmPrologTask       = "prolog_task"
 )
 
 // slurmdNodenameEnv is read only to label reports.
@@ -72,32 +88,94 @@ runs as "lens taskprolog" with no arguments.`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		policy := fs.String("policy", "", "read the policy from `FILE` (default $"+TaskPrologPolicyEnv+", else "+taskprolog.DefaultPolicyPath+")")
 		return func(ctx context.Context, a *app, args []string) error {
-			defer func() {
-				// A panic would exit 2 and cancel the task: say it, exit 0.
-				if p := recover(); p != nil {
-					fmt.Fprintf(a.stderr, "lens taskprolog: internal error: %s\n", oneLineText(fmt.Sprint(p)))
-				}
-			}()
-			r := a.newPrologReporter()
-			defer r.close()
-			if len(args) > 0 {
-				r.report("ignoring unexpected argument %q", args[0])
-			}
-			lines := a.taskPrologLines(ctx, *policy, r)
-			if _, err := io.WriteString(a.stdout, lines); err != nil {
-				r.report("writing the exports: %v", err)
-			}
+			a.runTaskProlog(ctx, *policy, args)
 			return nil
 		}
 	},
 }
 
+// runTaskProlog is lens taskprolog under its hard bound
+// (docs/taskprolog.md#bounds): the exports are computed in one goroutine
+// and written in another; whatever blocks, it returns within the bound
+// (a.prologBound, else TaskPrologBound), and main then exits 0, which ends
+// whatever is still blocked. Computing gets 60 % of the bound: when it has
+// not finished then, nothing is exported and that is reported.
+func (a *app) runTaskProlog(ctx context.Context, policyFlag string, args []string) {
+	defer func() {
+		// A panic would exit 2 and cancel the task: say it, exit 0.
+		if p := recover(); p != nil {
+			fmt.Fprintf(a.stderr, "lens taskprolog: internal error: %s\n", oneLineText(fmt.Sprint(p)))
+		}
+	}()
+	bound := a.prologBound
+	if bound <= 0 {
+		bound = TaskPrologBound
+	}
+	start := time.Now()
+	deadline := start.Add(bound)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	r := a.newPrologReporter()
+	r.deadline = deadline
+	if len(args) > 0 {
+		r.report("ignoring unexpected argument %q", args[0])
+	}
+	computed := make(chan string, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				r.report("internal error, nothing exported: %v", p)
+				computed <- ""
+			}
+		}()
+		computed <- a.taskPrologLines(ctx, policyFlag, r)
+	}()
+	computeBound := time.NewTimer(bound * 6 / 10)
+	defer computeBound.Stop()
+	var lines string
+	select {
+	case lines = <-computed:
+	case <-computeBound.C:
+		// What is still running may report no more: its reports so far
+		// are written, with this one.
+		r.abandon("gave up after %v while %s; nothing exported", bound*6/10, r.stage())
+	}
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		if lines != "" {
+			if _, err := io.WriteString(a.stdout, lines); err != nil {
+				r.report("writing the exports: %v", err)
+			}
+		}
+		r.close()
+	}()
+	rest := time.NewTimer(time.Until(deadline))
+	defer rest.Stop()
+	select {
+	case <-written:
+	case <-rest.C:
+		// The reports could not all be written in time (a log file on a
+		// hung file system, a full pipe): stop here, the task starts.
+	}
+}
+
 // taskPrologArgs returns the arguments lens runs with when its program
-// name is argv0: "taskprolog" first when it is called lens-taskprolog.
-func taskPrologArgs(argv0 string, args []string) []string {
+// name is argv0 (docs/taskprolog.md#slurm-conf): "taskprolog" first when
+// the base name of argv0 contains "taskprolog" (lens-taskprolog,
+// lens_taskprolog, lens-taskprolog-1.0), or when lens runs with no
+// argument as slurmstepd's TaskProlog (SLURM_SCRIPT_CONTEXT=prolog_task in
+// env): slurm.conf's TaskProlog= may name the lens binary itself.
+func taskPrologArgs(argv0 string, args []string, env environ.Lookuper) []string {
+	if len(args) > 0 && args[0] == taskPrologCommand.name {
+		return args
+	}
 	base := argv0[strings.LastIndexByte(argv0, '/')+1:]
-	if base == TaskPrologName {
+	if strings.Contains(base, taskPrologCommand.name) {
 		return append([]string{taskPrologCommand.name}, args...)
+	}
+	if v, _ := env.LookupEnv(slurmScriptContextEnv); len(args) == 0 && v == slurmPrologTask {
+		return []string{taskPrologCommand.name}
 	}
 	return args
 }
@@ -105,12 +183,6 @@ func taskPrologArgs(argv0 string, args []string) []string {
 // taskPrologLines computes the exports (docs/taskprolog.md#what-a-task-carries).
 // It never fails: what it cannot set it leaves out and reports.
 func (a *app) taskPrologLines(ctx context.Context, policyFlag string, r *prologReporter) (out string) {
-	defer func() {
-		if p := recover(); p != nil {
-			r.report("internal error, nothing exported: %v", p)
-			out = ""
-		}
-	}()
 	env := a.env
 	if v, ok := env.LookupEnv(TaskPrologEnv); ok {
 		if strings.EqualFold(pytext.TrimSpace(v), taskprolog.Off) {
@@ -118,7 +190,9 @@ func (a *app) taskPrologLines(ctx context.Context, policyFlag string, r *prologR
 		}
 		r.report("%s=%q is not %q; ignored", TaskPrologEnv, v, taskprolog.Off)
 	}
+	r.setStage("reading the policy")
 	pol := a.loadPrologPolicy(policyFlag, r)
+	r.setStage("computing the exports")
 	var b strings.Builder
 	export := func(name, value string) {
 		line, err := taskprolog.Export(name, value)
@@ -139,6 +213,10 @@ func (a *app) taskPrologLines(ctx context.Context, policyFlag string, r *prologR
 			kvs, warnings := detect.Ranks(env, detect.RankFromSlurm)
 			for _, w := range warnings {
 				r.report("%s", w)
+			}
+			if problem := rankProblem(kvs); problem != "" {
+				r.report("%s: the ranks are not exported", problem)
+				kvs = nil
 			}
 			ranks, _ := attr.FromKeyValues(kvs...)
 			// What lens exec --rank-from slurm gives its command.
@@ -190,7 +268,10 @@ func (a *app) loadPrologPolicy(flagPath string, r *prologReporter) taskprolog.Po
 		path = a.defaultPolicyPath()
 	}
 	pol, err := taskprolog.LoadPolicy(path)
-	r.setLog(pol.Log)
+	r.setLog(pol.Log, pol.Syslog)
+	for _, w := range pol.Warnings {
+		r.report("%v", w)
+	}
 	if err == nil {
 		return pol
 	}
@@ -230,20 +311,53 @@ func (w withVar) LookupEnv(key string) (string, bool) {
 	return w.Lookuper.LookupEnv(key)
 }
 
+// rankProblem says why Slurm ranks that parse as integers cannot be
+// ranks (a launcher would refuse them: a negative rank, a rank not below
+// the world size, a world size below 1), or "" when they can.
+func rankProblem(kvs []attribute.KeyValue) string {
+	vals := map[attribute.Key]int64{}
+	for _, kv := range kvs {
+		vals[kv.Key] = kv.Value.AsInt64()
+	}
+	rank, hasRank := vals[lensconv.NVDLRank]
+	world, hasWorld := vals[lensconv.NVDLWorldSize]
+	local, hasLocal := vals[lensconv.NVDLLocalRank]
+	switch {
+	case hasWorld && world < 1:
+		return fmt.Sprintf("SLURM_NTASKS=%d is not a world size (want 1 or more)", world)
+	case hasRank && rank < 0:
+		return fmt.Sprintf("SLURM_PROCID=%d is negative", rank)
+	case hasRank && hasWorld && rank >= world:
+		return fmt.Sprintf("SLURM_PROCID=%d is not below SLURM_NTASKS=%d", rank, world)
+	case hasLocal && local < 0:
+		return fmt.Sprintf("SLURM_LOCALID=%d is negative", local)
+	case hasLocal && hasWorld && local >= world:
+		return fmt.Sprintf("SLURM_LOCALID=%d is not below SLURM_NTASKS=%d", local, world)
+	}
+	return ""
+}
+
 // prologReporter sends lens taskprolog's reports where an admin looks
 // (docs/taskprolog.md#reports): the policy's log file, syslog, and stderr.
 // Every report is one line that starts with "lens taskprolog:", so that
 // slurmstepd, which reads stderr together with stdout, never takes it for
-// an export.
+// an export. It is safe for concurrent use: the goroutine that computes
+// the exports reports while the bound may run out (abandon).
 type prologReporter struct {
-	a      *app
-	log    string
-	prefix string
-	lines  []string
+	a        *app
+	prefix   string
+	deadline time.Time
+
+	mu        sync.Mutex
+	log       string
+	syslog    string
+	lines     []string
+	abandoned bool
+	doing     string
 }
 
 func (a *app) newPrologReporter() *prologReporter {
-	r := &prologReporter{a: a}
+	r := &prologReporter{a: a, doing: "starting"}
 	job, _ := a.env.LookupEnv(process.SlurmJobIDEnv)
 	step := detect.SlurmStep(a.env)
 	if step != "" {
@@ -252,45 +366,81 @@ func (a *app) newPrologReporter() *prologReporter {
 		step = "batch"
 	}
 	rank := "?"
-	if kvs, _ := detect.Ranks(a.env, detect.RankFromSlurm); len(kvs) > 0 {
-		rank = kvs[0].Value.String()
+	kvs, _ := detect.Ranks(a.env, detect.RankFromSlurm)
+	for _, kv := range kvs {
+		if kv.Key == lensconv.NVDLRank {
+			rank = kv.Value.Emit()
+		}
 	}
 	node, _ := a.env.LookupEnv(slurmdNodenameEnv)
 	r.prefix = oneLineText(fmt.Sprintf("job %s step %s task %s node %s pid %d", job, step, rank, node, a.pid()))
 	return r
 }
 
-func (r *prologReporter) setLog(path string) { r.log = path }
-
-func (r *prologReporter) report(format string, args ...any) {
-	r.lines = append(r.lines, oneLineText(fmt.Sprintf(format, args...)))
+func (r *prologReporter) setLog(path, syslog string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log, r.syslog = path, syslog
 }
 
-// close writes the reports, if any.
+func (r *prologReporter) setStage(doing string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doing = doing
+}
+
+func (r *prologReporter) stage() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.doing
+}
+
+func (r *prologReporter) report(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.abandoned {
+		r.lines = append(r.lines, oneLineText(fmt.Sprintf(format, args...)))
+	}
+}
+
+// abandon adds a last report; later ones are dropped.
+func (r *prologReporter) abandon(format string, args ...any) {
+	r.report(format, args...)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.abandoned = true
+}
+
+// close writes the reports, if any: to the log file, then to stderr and
+// syslog together with a log file that failed.
 func (r *prologReporter) close() {
-	if len(r.lines) == 0 {
+	r.mu.Lock()
+	lines, logValue, syslogPath := slices.Clone(r.lines), r.log, r.syslog
+	r.abandoned = true
+	r.mu.Unlock()
+	if len(lines) == 0 {
 		return
 	}
-	var b strings.Builder
-	for _, l := range r.lines {
-		fmt.Fprintf(&b, "lens taskprolog: %s: %s\n", r.prefix, l)
-	}
-	text := b.String()
-	_, _ = io.WriteString(r.a.stderr, text)
-	if r.log != "" {
+	if logValue != "" {
 		now := r.a.now().UTC().Format(time.RFC3339)
 		var fb strings.Builder
-		for _, l := range strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n") {
-			fb.WriteString(now + " " + l)
+		for _, l := range lines {
+			fmt.Fprintf(&fb, "%s lens taskprolog: %s: %s\n", now, r.prefix, l)
 		}
-		fb.WriteString("\n")
-		if err := appendFile(r.log, fb.String()); err != nil {
-			_, _ = fmt.Fprintf(r.a.stderr, "lens taskprolog: %s: log %s: %s\n", r.prefix, oneLineText(r.log), oneLineText(err.Error()))
+		if err := taskprolog.AppendLog(logValue, os.Getuid(), fb.String()); err != nil {
+			lines = append(lines, oneLineText(fmt.Sprintf("log %s: %v", taskprolog.LogPath(logValue, os.Getuid()), err)))
 		}
 	}
-	if w := r.a.openSyslog(); w != nil {
-		for _, l := range r.lines {
-			_, _ = io.WriteString(w, r.prefix+": "+l)
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, "lens taskprolog: %s: %s\n", r.prefix, l)
+	}
+	_, _ = io.WriteString(r.a.stderr, b.String())
+	if w := r.a.openSyslog(syslogPath, r.deadline); w != nil {
+		for _, l := range lines {
+			if _, err := io.WriteString(w, r.prefix+": "+l); err != nil {
+				break // a stuck syslog daemon: the deadline passed
+			}
 		}
 		_ = w.Close()
 	}
@@ -303,22 +453,20 @@ func (a *app) now() time.Time {
 	return time.Now()
 }
 
-func (a *app) openSyslog() io.WriteCloser {
+// openSyslog returns the syslog writer of the policy's syslog value (""
+// for the default socket, "off" for none), whose writes give up at
+// deadline, or nil.
+func (a *app) openSyslog(path string, deadline time.Time) io.WriteCloser {
 	if a.syslog != nil {
 		return a.syslog()
 	}
-	return dialSyslog()
-}
-
-// appendFile appends text to path in one write (O_APPEND), creating it
-// with mode 0644 when it does not exist.
-func appendFile(path, text string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
+	switch path {
+	case taskprolog.SyslogOff:
+		return nil
+	case "":
+		path = taskprolog.DefaultSyslogPath
 	}
-	_, err = io.WriteString(f, text)
-	return errors.Join(err, f.Close())
+	return dialSyslog(path, TaskPrologName, a.pid(), deadline)
 }
 
 // oneLineText escapes the characters that would break a report line:

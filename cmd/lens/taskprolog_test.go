@@ -542,33 +542,54 @@ func TestTaskPrologReports(t *testing.T) {
 	}
 }
 
-// TestTaskPrologArgs: installed as lens-taskprolog, lens runs taskprolog.
+// TestTaskPrologArgs: any program name whose base name contains
+// "taskprolog" runs lens taskprolog, and so does the lens binary itself
+// run with no argument as slurmstepd's TaskProlog
+// (docs/taskprolog.md#slurm-conf).
 func TestTaskPrologArgs(t *testing.T) {
 	t.Parallel()
+	inProlog := environ.Map{"SLURM_SCRIPT_CONTEXT": "prolog_task"}
 	for _, c := range []struct {
 		argv0 string
 		args  []string
+		env   environ.Map
 		want  []string
 	}{
-		{"/usr/local/bin/lens-taskprolog", nil, []string{"taskprolog"}},
-		{"lens-taskprolog", []string{"--policy", "p"}, []string{"taskprolog", "--policy", "p"}},
-		{"/usr/bin/lens", []string{"env"}, []string{"env"}},
-		{"/opt/lens-taskprolog/lens", []string{"detect"}, []string{"detect"}},
+		{"/usr/local/bin/lens-taskprolog", nil, nil, []string{"taskprolog"}},
+		{"lens-taskprolog", []string{"--policy", "p"}, nil, []string{"taskprolog", "--policy", "p"}},
+		{"/usr/local/bin/lens_taskprolog", nil, nil, []string{"taskprolog"}},
+		{"/usr/local/bin/lens-taskprolog-1.0", nil, nil, []string{"taskprolog"}},
+		{"taskprolog", nil, nil, []string{"taskprolog"}},
+		{"/usr/local/bin/lens-taskprolog", []string{"taskprolog", "--policy", "p"}, nil, []string{"taskprolog", "--policy", "p"}},
+		{"/usr/bin/lens", []string{"env"}, nil, []string{"env"}},
+		{"/usr/bin/lens", nil, nil, nil},
+		{"/usr/bin/lens", nil, inProlog, []string{"taskprolog"}},
+		{"/usr/bin/lens", []string{"env"}, inProlog, []string{"env"}},
+		{"/usr/bin/lens", nil, environ.Map{"SLURM_SCRIPT_CONTEXT": "prolog_slurmd"}, nil},
+		{"/opt/lens-taskprolog/lens", []string{"detect"}, nil, []string{"detect"}},
+		{"/usr/bin/lens-task-prolog", nil, nil, nil},
 	} {
-		if got := taskPrologArgs(c.argv0, c.args); !slices.Equal(got, c.want) {
-			t.Errorf("taskPrologArgs(%q, %q) = %q, want %q", c.argv0, c.args, got, c.want)
+		if got := taskPrologArgs(c.argv0, c.args, c.env); !slices.Equal(got, c.want) {
+			t.Errorf("taskPrologArgs(%q, %q, %v) = %q, want %q", c.argv0, c.args, c.env, got, c.want)
 		}
 	}
-	// The real binary under that name, as slurmstepd runs it: no arguments.
-	link := filepath.Join(t.TempDir(), TaskPrologName)
-	if err := os.Symlink(lensBin, link); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(link)
-	cmd.Env = cliEnv(map[string]string{"SLURM_JOB_ID": "9", TaskPrologPolicyEnv: emptyPolicy(t)})
-	out, err := cmd.Output()
-	if err != nil || !strings.Contains(string(out), "export NEMO_LENS_RUN_ID=9\n") {
-		t.Errorf("lens-taskprolog: %v, stdout %q", err, out)
+	// The real binary under such names, and itself, as slurmstepd runs a
+	// TaskProlog: no arguments, SLURM_SCRIPT_CONTEXT=prolog_task.
+	dir := t.TempDir()
+	for _, name := range []string{TaskPrologName, "lens_taskprolog", "lens-taskprolog-1.0", ""} {
+		path := lensBin
+		if name != "" {
+			path = filepath.Join(dir, name)
+			if err := os.Symlink(lensBin, path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command(path)
+		cmd.Env = cliEnv(map[string]string{"SLURM_JOB_ID": "9", TaskPrologPolicyEnv: emptyPolicy(t), "SLURM_SCRIPT_CONTEXT": "prolog_task"})
+		out, err := cmd.Output()
+		if err != nil || !strings.Contains(string(out), "export NEMO_LENS_RUN_ID=9\n") {
+			t.Errorf("%s: %v, stdout %q; want exit 0 and the exports", filepath.Base(path), err, out)
+		}
 	}
 }
 
