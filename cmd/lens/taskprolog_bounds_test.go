@@ -401,7 +401,6 @@ func with(base map[string]string, kv ...string) map[string]string {
 	return m
 }
 
-
 // TestTaskPrologLogTwoUsers: in the guide's log directory (root's, mode
 // 1733) with the guide's per-user log (log = DIR/taskprolog.%u.log),
 // the reports of two users — root and nobody (65534), run with setpriv as
