@@ -71,11 +71,17 @@ func TestTaskPrologNotRegularFiles(t *testing.T) {
 	step := prologRows()[1].env
 	lonely := mkfifo(t, filepath.Join(dir, "lonely.fifo"))
 	held := mkfifo(t, filepath.Join(dir, "held.fifo"))
-	h, err := os.OpenFile(held, os.O_RDWR, 0) // both ends open, nothing ever written or read
-	if err != nil {
-		t.Fatal(err)
+	// Each log case has FIFOs of its own: on 85caa10 a blocked open of one
+	// returned when another case opened it.
+	lonelyLog := mkfifo(t, filepath.Join(dir, "lonely-log.fifo"))
+	heldLog := mkfifo(t, filepath.Join(dir, "held-log.fifo"))
+	for _, f := range []string{held, heldLog} {
+		h, err := os.OpenFile(f, os.O_RDWR, 0) // both ends open, nothing ever written or read
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() }) // the parallel subtests run after this function returns
 	}
-	t.Cleanup(func() { h.Close() }) // the parallel subtests run after this function returns
 	logPolicy := func(name, log string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte("syslog = off\nlog = "+log+"\n"), 0o644); err != nil {
@@ -96,8 +102,8 @@ func TestTaskPrologNotRegularFiles(t *testing.T) {
 		{"--policy directory", nil, []string{"--policy", dir}, "not a regular file (a directory)"},
 		// A report to write (LENS_TASKPROLOG=on is not "off"), to a log
 		// file that is a FIFO.
-		{"log FIFO without a reader", map[string]string{TaskPrologEnv: "on"}, []string{"--policy", logPolicy("l1.conf", lonely)}, "log " + lonely + ": open " + lonely + ": no such device or address"},
-		{"log FIFO with a silent reader", map[string]string{TaskPrologEnv: "on"}, []string{"--policy", logPolicy("l2.conf", held)}, "log " + held + ": open " + held + ": not a regular file (a FIFO)"},
+		{"log FIFO without a reader", map[string]string{TaskPrologEnv: "on"}, []string{"--policy", logPolicy("l1.conf", lonelyLog)}, "log " + lonelyLog + ": open " + lonelyLog + ": no such device or address"},
+		{"log FIFO with a silent reader", map[string]string{TaskPrologEnv: "on"}, []string{"--policy", logPolicy("l2.conf", heldLog)}, "log " + heldLog + ": open " + heldLog + ": not a regular file (a FIFO)"},
 		{"log device", map[string]string{TaskPrologEnv: "on"}, []string{"--policy", logPolicy("l3.conf", "/dev/null")}, "not a regular file (a device)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
