@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,8 +32,8 @@ srun bash -c 'env -0 >"$1/env.task.$SLURM_PROCID"' bash "$2"
 `
 
 // TestTaskPrologJaeger configures lens as the cluster's TaskProlog
-// (slurm.conf TaskProlog= a two-line wrapper that runs the lens-taskprolog
-// link with an admin's policy file, docs/taskprolog.md#slurm-conf) and
+// (slurm.conf TaskProlog= the documented wrapper, examples/lens-taskprolog.sh,
+// running lens with an admin's policy file, docs/taskprolog.md#slurm-conf) and
 // submits plainScript unchanged, three times:
 //
 //  1. With the policy (ranks = slurm, a service name, the exporter
@@ -58,14 +59,9 @@ func TestTaskPrologJaeger(t *testing.T) {
 	host := hostname(t)
 
 	dir := outDir(t)
-	link := filepath.Join(dir, "lens-taskprolog")
-	if err := os.Symlink(lensBin, link); err != nil {
-		t.Fatal(err)
-	}
 	policy := filepath.Join(dir, "taskprolog.conf")
 	logFile := filepath.Join(dir, "taskprolog.log")
-	wrapper := filepath.Join(dir, "taskprolog.sh")
-	writeFile(t, wrapper, "#!/bin/sh\nexec "+link+" --policy "+policy+"\n", 0o755)
+	wrapper := installTaskPrologWrapper(t, dir, lensBin, policy)
 	script := filepath.Join(dir, "plain.sbatch")
 	writeFile(t, script, plainScript, 0o644)
 	service := uniqueName("taskprolog")
@@ -151,6 +147,25 @@ func TestTaskPrologJaeger(t *testing.T) {
 			}
 		}
 	})
+}
+
+// installTaskPrologWrapper installs examples/lens-taskprolog.sh into dir as
+// docs/taskprolog.md#slurm-conf does (LENS and POLICY set) and returns its
+// path, for slurm.conf's TaskProlog=.
+func installTaskPrologWrapper(t *testing.T, dir, lensBin, policy string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "lens-taskprolog.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`(?m)^LENS=.*$`).ReplaceAllLiteralString(string(data), "LENS="+lensBin)
+	text = regexp.MustCompile(`(?m)^POLICY=\S*`).ReplaceAllLiteralString(text, "POLICY="+policy)
+	if !strings.Contains(text, "\nLENS="+lensBin+"\n") || !strings.Contains(text, "\nPOLICY="+policy+" ") {
+		t.Fatalf("examples/lens-taskprolog.sh has no LENS= or POLICY= line to set:\n%s", data)
+	}
+	wrapper := filepath.Join(dir, "lens-taskprolog.sh")
+	writeFile(t, wrapper, text, 0o755)
+	return wrapper
 }
 
 func writeFile(t *testing.T, path, text string, mode os.FileMode) {

@@ -40,6 +40,9 @@ const (
 	// TaskPrologBound is the hard bound of one lens taskprolog run, from
 	// the command's start to its return (docs/taskprolog.md#bounds).
 	TaskPrologBound = time.Second
+	// syslogWait bounds the syslog writes of one run, within
+	// TaskPrologBound.
+	syslogWait = 250 * time.Millisecond
 )
 
 // slurmScriptContextEnv is what slurmstepd sets in a TaskProlog's
@@ -78,12 +81,15 @@ The policy file is --policy FILE, else $LENS_TASKPROLOG_POLICY, else
 applied (its log line excepted); LENS_TASKPROLOG=off in the job's
 environment prints nothing.
 
-It never cancels a task: it exits 0 whatever happens, even on a bad flag.
-A value it cannot print literally (a newline, a NUL) is left out, never
-cut short. Problems go to the policy's log file, to syslog (tag
-lens-taskprolog) and to stderr (which slurmstepd reads with stdout and
-ignores). Installed as a link named lens-taskprolog to the lens binary, it
-runs as "lens taskprolog" with no arguments.`,
+It never cancels or holds a task: it returns within 1 s and exits 0
+whatever happens, even on a bad flag, and opens only regular files (a FIFO
+policy or log is refused). A value it cannot print literally (a newline,
+a NUL) is left out, never cut short. Problems go to the policy's log file
+(%u in it: the user id), to syslog (the policy's syslog socket, else
+/dev/log; tag lens-taskprolog) and to stderr (which slurmstepd reads with
+stdout and ignores). Run under a name that contains "taskprolog", or with
+no argument as a TaskProlog, lens is "lens taskprolog". slurm.conf names
+the wrapper examples/lens-taskprolog.sh (docs/taskprolog.md).`,
 	lenient: true,
 	setup: func(fs *flag.FlagSet) runFunc {
 		policy := fs.String("policy", "", "read the policy from `FILE` (default $"+TaskPrologPolicyEnv+", else "+taskprolog.DefaultPolicyPath+")")
@@ -436,7 +442,12 @@ func (r *prologReporter) close() {
 		fmt.Fprintf(&b, "lens taskprolog: %s: %s\n", r.prefix, l)
 	}
 	_, _ = io.WriteString(r.a.stderr, b.String())
-	if w := r.a.openSyslog(syslogPath, r.deadline); w != nil {
+	// A stuck syslog daemon costs a task at most syslogWait.
+	syslogDeadline := time.Now().Add(syslogWait)
+	if !r.deadline.IsZero() && r.deadline.Before(syslogDeadline) {
+		syslogDeadline = r.deadline
+	}
+	if w := r.a.openSyslog(syslogPath, syslogDeadline); w != nil {
 		for _, l := range lines {
 			if _, err := io.WriteString(w, r.prefix+": "+l); err != nil {
 				break // a stuck syslog daemon: the deadline passed
