@@ -130,6 +130,22 @@ func TestAppendLog(t *testing.T) {
 	if err := taskprolog.AppendLog(perUser, uid+1, "x\n"); !errors.Is(err, taskprolog.ErrNotOwner) {
 		t.Errorf("a per-user file of another user: %v, want ErrNotOwner", err)
 	}
+	// Root's per-user file planted by another user (as root: chown).
+	if uid == 0 {
+		rootFile := taskprolog.LogPath(perUser, 0)
+		if err := os.Remove(rootFile); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(rootFile, nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(rootFile, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := taskprolog.AppendLog(perUser, 0, "x\n"); !errors.Is(err, taskprolog.ErrNotOwner) {
+			t.Errorf("root's per-user file owned by 65534: %v, want ErrNotOwner", err)
+		}
+	}
 	var pe *fs.PathError
 	if err := taskprolog.AppendLog(filepath.Join(dir, "no-dir", "x.log"), uid, "x\n"); !errors.As(err, &pe) {
 		t.Errorf("missing directory: %v", err)
