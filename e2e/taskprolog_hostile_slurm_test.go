@@ -55,18 +55,7 @@ func TestTaskPrologHostile(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	start := time.Now()
-	if err := c.SetTaskProlog(ctx, wrapper); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("cluster restart with TaskProlog=%s: %v", wrapper, time.Since(start).Round(time.Millisecond))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if err := c.SetTaskProlog(ctx, ""); err != nil {
-			t.Errorf("restart without TaskProlog: %v", err)
-		}
-	})
+	setTaskProlog(ctx, t, c, wrapper)
 
 	// run submits envScript and returns the job id and the three
 	// environments (batch step, task 0, task 1), requiring every task to

@@ -78,18 +78,7 @@ func TestTaskPrologJaeger(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	start := time.Now()
-	if err := c.SetTaskProlog(ctx, wrapper); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("cluster restart with TaskProlog=%s: %v", wrapper, time.Since(start).Round(time.Millisecond))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if err := c.SetTaskProlog(ctx, ""); err != nil {
-			t.Errorf("restart without TaskProlog: %v", err)
-		}
-	})
+	setTaskProlog(ctx, t, c, wrapper)
 
 	t.Run("policy", func(t *testing.T) {
 		out := subDir(t, dir, "policy")
@@ -145,6 +134,24 @@ func TestTaskPrologJaeger(t *testing.T) {
 			if data, _ := os.ReadFile(l); bytes.Contains(data, []byte("lens taskprolog")) {
 				t.Errorf("%s holds the TaskProlog's reports", l)
 			}
+		}
+	})
+}
+
+// setTaskProlog restarts the cluster with slurm.conf's TaskProlog=wrapper
+// and, when the test ends, without it.
+func setTaskProlog(ctx context.Context, t *testing.T, c *slurm.Cluster, wrapper string) {
+	t.Helper()
+	start := time.Now()
+	if err := c.SetTaskProlog(ctx, wrapper); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cluster restart with TaskProlog=%s: %v", wrapper, time.Since(start).Round(time.Millisecond))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if err := c.SetTaskProlog(ctx, ""); err != nil {
+			t.Errorf("restart without TaskProlog: %v", err)
 		}
 	})
 }

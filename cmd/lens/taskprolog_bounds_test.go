@@ -122,12 +122,10 @@ func TestTaskPrologNotRegularFiles(t *testing.T) {
 	}
 }
 
-// stuckSyslog returns the path of a datagram socket like /dev/log whose
-// daemon reads nothing: its queue is filled first, so that the next
-// blocking write would wait forever.
-func stuckSyslog(t *testing.T) string {
+// listenSyslog listens on a unix datagram socket like /dev/log, on a path
+// short enough for sun_path (108 bytes), until the test ends.
+func listenSyslog(t *testing.T) (string, *net.UnixConn) {
 	t.Helper()
-	// A short path: sun_path holds 108 bytes.
 	dir, err := os.MkdirTemp("", "lens-syslog")
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +137,15 @@ func stuckSyslog(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
+	return path, srv
+}
+
+// stuckSyslog returns the path of a datagram socket like /dev/log whose
+// daemon reads nothing: its queue is filled first, so that the next
+// blocking write would wait forever.
+func stuckSyslog(t *testing.T) string {
+	t.Helper()
+	path, _ := listenSyslog(t)
 	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -213,17 +220,8 @@ func noHangErr(t *testing.T, f func() error) error {
 // none.
 func TestTaskPrologSyslogMessages(t *testing.T) {
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "lens-syslog")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "log")
-	srv, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	sock, srv := listenSyslog(t)
+	dir := t.TempDir()
 	env := maps.Clone(prologRows()[1].env)
 	env[TaskPrologEnv] = "bogus"
 	var stdout, stderr bytes.Buffer
