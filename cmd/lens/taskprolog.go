@@ -92,7 +92,7 @@ no argument as a TaskProlog, lens is "lens taskprolog". slurm.conf names
 the wrapper examples/lens-taskprolog.sh (docs/taskprolog.md).`,
 	lenient: true,
 	setup: func(fs *flag.FlagSet) runFunc {
-		policy := fs.String("policy", "", "read the policy from `FILE` (default $"+TaskPrologPolicyEnv+", else "+taskprolog.DefaultPolicyPath+")")
+		policy := fs.String("policy", "", "the policy `FILE` (default $"+TaskPrologPolicyEnv+", then the path below)")
 		return func(ctx context.Context, a *app, args []string) error {
 			a.runTaskProlog(ctx, *policy, args)
 			return nil
