@@ -122,6 +122,15 @@ func FuzzParsePolicy(f *testing.F) {
 			}
 			return
 		}
+		for _, w := range p.Warnings {
+			var pe *taskprolog.PolicyError
+			if !errors.As(w, &pe) || pe.Line < 1 || !(errors.Is(w, taskprolog.ErrQuoted) || errors.Is(w, taskprolog.ErrComment)) {
+				t.Fatalf("warning %v", w)
+			}
+		}
+		if len(data) > taskprolog.MaxPolicySize {
+			t.Fatalf("a policy of %d bytes parsed", len(data))
+		}
 		for _, s := range p.Env {
 			if !taskprolog.ValidName(s.Name) || slices.Contains(taskprolog.Managed, s.Name) ||
 				!(strings.HasPrefix(s.Name, "OTEL_") || strings.HasPrefix(s.Name, "NEMO_LENS_")) || strings.ContainsRune(s.Value, 0) {
@@ -208,6 +217,12 @@ func ExampleExport() {
 	// Output:
 	// export OTEL_SERVICE_NAME=it's "train" $(no) 100%
 	// OTEL_SERVICE_NAME not set: the value holds a newline, which ends a TaskProlog line
+}
+
+func ExampleLogPath() {
+	fmt.Println(taskprolog.LogPath("/var/log/nemo-lens/taskprolog.%u.log", 1001))
+	// Output:
+	// /var/log/nemo-lens/taskprolog.1001.log
 }
 
 func ExampleParsePolicy() {
