@@ -18,7 +18,7 @@
 //	lens uuid job [--name]
 //	lens uuid run [--run-id ID] [--name]
 //	lens env --stage sbatch|task [--container-image IMAGE]
-//	lens taskprolog [--policy FILE]      (also: a link named lens-taskprolog)
+//	lens taskprolog [--policy FILE]      (also: any name with "taskprolog")
 //	lens exec [--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index]
 //	          [--signals auto|relay|direct] [--command-args] [--flush-timeout D]
 //	          [--] COMMAND [ARG...]
