@@ -225,7 +225,7 @@ func TestTaskPrologSyslogMessages(t *testing.T) {
 	env := maps.Clone(prologRows()[1].env)
 	env[TaskPrologEnv] = "bogus"
 	var stdout, stderr bytes.Buffer
-	a := &app{stdout: &stdout, stderr: &stderr, env: environ.Map(env), getpid: func() int { return 77 },
+	a := &app{stdout: &stdout, stderr: &stderr, env: environ.Map(env), getpid: func() int { return 77 }, prologBound: time.Minute,
 		hostname: func() (string, error) { return "node-x", nil }, policyPath: filepath.Join(dir, "none")}
 	policy := filepath.Join(dir, "p.conf")
 	if err := os.WriteFile(policy, []byte("syslog = "+sock+"\n"), 0o644); err != nil {
@@ -353,7 +353,7 @@ func TestTaskPrologPolicyFiles(t *testing.T) {
 	run := func(env map[string]string, args ...string) (string, string) {
 		stdout.Reset()
 		stderr.Reset()
-		a := &app{stdout: &stdout, stderr: &stderr, env: environ.Map(env), policyPath: missing,
+		a := &app{stdout: &stdout, stderr: &stderr, env: environ.Map(env), policyPath: missing, prologBound: time.Minute,
 			hostname: func() (string, error) { return "node-x", nil }, syslog: func() io.WriteCloser { return nil }}
 		if code := a.main(t.Context(), append([]string{"taskprolog"}, args...)); code != 0 {
 			t.Fatalf("exit %d", code)

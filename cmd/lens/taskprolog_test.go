@@ -383,6 +383,9 @@ func prologIn(t testing.TB, env map[string]string, policy []byte, args ...string
 		clock:      func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
 		syslog:     func() io.WriteCloser { return nopCloser{syslogged} },
 		getpid:     func() int { return 77 },
+		// Far from the 1 s bound: no test but TestTaskPrologWatchdog
+		// depends on how fast the machine is.
+		prologBound: time.Minute,
 	}
 	code := a.main(t.Context(), append([]string{"taskprolog"}, args...))
 	return result{stdout.String(), stderr.String(), code}, syslogged
