@@ -61,6 +61,9 @@ type app struct {
 	policyPath string
 	clock      func() time.Time
 	syslog     func() io.WriteCloser
+	// fsRoot is the root under which lens exec reads /proc and
+	// /sys/fs/cgroup for the command's usage; "" means "/".
+	fsRoot string
 }
 
 func (a *app) pid() int {

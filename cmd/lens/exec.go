@@ -29,6 +29,7 @@ import (
 	"github.com/nemolens/lens-go/internal/supervise"
 	"github.com/nemolens/lens-go/internal/telemetry"
 	"github.com/nemolens/lens-go/internal/traceid"
+	"github.com/nemolens/lens-go/internal/usage"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -177,6 +178,11 @@ type execTelemetry struct {
 	// probe running beside the command, whose count completes them.
 	attrs *attr.Map
 	gpu   *gpuProbe
+	// metrics, when not nil, are the per-rank metrics (docs/usage.md#metrics);
+	// cgroup, when not nil, is lens's cgroup v2 that holds lens alone
+	// (docs/usage.md#cgroup).
+	metrics *execMetrics
+	cgroup  *usage.Cgroup
 }
 
 // gpuProbe is the GPU-count probe of lens exec, run beside the command so
@@ -216,10 +222,14 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", oneLine(err))
 		return nil
 	}
-	if !cfg.Enabled || cfg.TracesDisabled {
+	if !cfg.Enabled {
 		return nil
 	}
-	s, err := telemetry.ReadSettings(a.env, cfg, telemetry.Needs{Traces: true})
+	wantMetrics := a.metricsRequested(cfg)
+	if cfg.TracesDisabled && !wantMetrics {
+		return nil
+	}
+	s, err := telemetry.ReadSettings(a.env, cfg, telemetry.Needs{Traces: !cfg.TracesDisabled, Metrics: wantMetrics})
 	if s.SDKDisabled {
 		return nil
 	}
@@ -230,7 +240,8 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(a.stderr, "lens exec: %s\n", w)
 	}
-	if s.Traces.Kind == telemetry.KindNone {
+	traces := !cfg.TracesDisabled && s.Traces.Kind != telemetry.KindNone
+	if !traces && !wantMetrics {
 		return nil
 	}
 	detectOpts := a.detectOptions()
@@ -261,18 +272,27 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	if err != nil {
 		return fail(err)
 	}
-	tracing, err := a.newTracing(ctx, "exec", attrs.Resource(), &s, attempt)
-	if err != nil {
-		return fail(err)
+	t := &execTelemetry{attrs: attrs, gpu: gpu, ctx: ctx, span: trace.SpanFromContext(ctx)}
+	if traces {
+		if t.tracing, err = a.newTracing(ctx, "exec", attrs.Resource(), &s, attempt); err != nil {
+			return fail(err)
+		}
+		t.propagator = s.Propagator
+		t.cgroup, _ = usage.OwnCgroup(a.root(), a.pid())
+	}
+	if wantMetrics {
+		if t.metrics, err = a.startMetrics(ctx, attrs, &s); err != nil {
+			if t.tracing != nil {
+				_ = t.tracing.Shutdown(ctx)
+			}
+			return fail(err)
+		}
 	}
 	id, _ := attrs.Get(lensconv.ServiceInstanceID)
-	t := &execTelemetry{
-		tracing:    tracing,
-		propagator: s.Propagator,
-		// The command is this process's child: it gets this run id.
-		restoreIdentity: process.SetIdentity(process.Identity{RunID: cfg.RunID, InstanceID: id.String()}),
-		attrs:           attrs,
-		gpu:             gpu,
+	// The command is this process's child: it gets this run id.
+	t.restoreIdentity = process.SetIdentity(process.Identity{RunID: cfg.RunID, InstanceID: id.String()})
+	if !traces {
+		return t
 	}
 	spanAttrs := []attribute.KeyValue{
 		attribute.String("process.command", x.args[0]),
@@ -281,7 +301,7 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	if x.commandArgs {
 		spanAttrs = append(spanAttrs, attribute.StringSlice("process.command_args", x.args))
 	}
-	t.ctx, t.span = tracing.Provider().Tracer(instrumentationScope).Start(ctx, "lens exec "+filepath.Base(x.args[0]),
+	t.ctx, t.span = t.tracing.Provider().Tracer(instrumentationScope).Start(ctx, "lens exec "+filepath.Base(x.args[0]),
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(spanAttrs...))
 	return t
 }
@@ -296,10 +316,11 @@ func (t *execTelemetry) probeDone() <-chan struct{} {
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// end ends the span with the outcome and shuts telemetry down within
-// timeout, or at once when interrupted is closed. The GPU probe's count
+// end ends the span with the outcome and the command's usage ru (nil when
+// it did not start; docs/usage.md#span-attributes) and shuts telemetry
+// down within timeout, or at once when interrupted is closed. The GPU probe's count
 // joins the resource first, if it comes within that time.
-func (t *execTelemetry) end(a *app, status int, detail string, timeout time.Duration, interrupted <-chan struct{}) {
+func (t *execTelemetry) end(a *app, status int, ru *syscall.Rusage, detail string, timeout time.Duration, interrupted <-chan struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	go func() {
@@ -312,7 +333,7 @@ func (t *execTelemetry) end(a *app, status int, detail string, timeout time.Dura
 	if t.gpu != nil {
 		select {
 		case <-t.gpu.done:
-			if t.gpu.ok {
+			if t.gpu.ok && t.tracing != nil {
 				t.attrs.Set(lensconv.HostGPUCount, attr.Int(t.gpu.n))
 				t.tracing.SetResource(t.attrs.Resource())
 			}
@@ -325,11 +346,22 @@ func (t *execTelemetry) end(a *app, status int, detail string, timeout time.Dura
 		}
 	}
 	t.span.SetAttributes(attribute.Int("process.exit.code", status))
+	t.span.SetAttributes(usage.SpanAttributes(ru)...)
+	if peak, ok := t.cgroup.MemoryPeak(); ok {
+		t.span.SetAttributes(attribute.Int64(usage.CgroupMemoryPeak, peak))
+	}
 	if status != 0 {
 		t.span.SetStatus(codes.Error, detail)
 	}
 	t.span.End()
-	if err := t.tracing.Shutdown(ctx); err != nil {
+	var errs []error
+	if t.tracing != nil {
+		errs = append(errs, t.tracing.Shutdown(ctx))
+	}
+	if t.metrics != nil {
+		errs = append(errs, t.metrics.end(ctx, status, ru))
+	}
+	if err := errors.Join(errs...); err != nil {
 		fmt.Fprintf(a.stderr, "lens exec: telemetry shutdown: %v\n", oneLine(err))
 	}
 	t.restoreIdentity()
@@ -341,7 +373,7 @@ func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", ";
 func (a *app) exec(ctx context.Context, x *execRun) error {
 	tel := a.startTelemetry(ctx, x)
 	childCtx, opts := ctx, []carrier.ChildOption{carrier.WithEnviron(a.environ())}
-	if tel != nil {
+	if tel != nil && tel.propagator != nil {
 		childCtx = tel.ctx
 		opts = append(opts, carrier.WithPropagator(tel.propagator))
 	}
@@ -364,7 +396,7 @@ func (a *app) exec(ctx context.Context, x *execRun) error {
 			status = se.Status()
 		}
 		if tel != nil {
-			tel.end(a, status, err.Error(), x.flush, nil)
+			tel.end(a, status, nil, err.Error(), x.flush, nil)
 		}
 		return exitStatus(status)
 	}
@@ -374,6 +406,7 @@ func (a *app) exec(ctx context.Context, x *execRun) error {
 			attribute.String("process.executable.path", p.Path()),
 			attribute.Int("process.pid", p.Pid()),
 		)
+		tel.metrics.started(p.Pid())
 	}
 	// As PID 1, lens reaps every orphan once its own probe is done.
 	go func() {
@@ -383,7 +416,7 @@ func (a *app) exec(ctx context.Context, x *execRun) error {
 	exit := p.Wait()
 	closeFiles()
 	if tel != nil {
-		tel.end(a, exit.Status(), exit.String(), x.flush, p.Interrupted())
+		tel.end(a, exit.Status(), exit.Usage, exit.String(), x.flush, p.Interrupted())
 	}
 	a.dieBy = exit.Signal
 	return exitStatus(exit.Status())
