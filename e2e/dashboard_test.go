@@ -182,7 +182,12 @@ func TestDashboardPrometheus(t *testing.T) {
 		switch {
 		case err == nil:
 		case errors.As(err, &ee):
+			// As a shell reports it: lens exec ends by the signal that
+			// killed its command.
 			r.status = ee.ExitCode()
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				r.status = 128 + int(ws.Signal())
+			}
 		default:
 			t.Fatalf("rank %d: %v", r.n, err)
 		}
@@ -295,6 +300,7 @@ func TestDashboardPrometheus(t *testing.T) {
 			}
 			q := strings.NewReplacer("$run", runID, "$__rate_interval", "1m").Replace(p.Targets[0].Expr)
 			got := query(q)
+			t.Logf("%s: %s: %v", phase, p.Title, got)
 			if len(got) != len(w) {
 				t.Errorf("%s: panel %q: %s = %v, want the series %v", phase, p.Title, q, got, slices.Sorted(maps.Keys(w)))
 			}

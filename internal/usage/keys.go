@@ -5,7 +5,7 @@ package usage
 // only (process.cpu.time with cpu.mode, process.paging.faults with
 // system.paging.fault.type, …); lens-go names each span attribute after
 // its metric, with the metric attribute's value as the last part
-// (docs/compatibility.md#exec-usage).
+// (docs/compatibility.md#divergence-exec-usage).
 const (
 	// CPUTimeUser is the user CPU time in seconds (double): ru_utime.
 	CPUTimeUser = "process.cpu.time.user"
