@@ -105,7 +105,17 @@ process.command_args (every argument, which may hold secrets) only with
 TRACEPARENT/TRACESTATE when they hold a valid trace context, and the command
 receives the span's context in TRACEPARENT and TRACESTATE (the OpenTelemetry
 environment-variable convention), so an instrumented command continues the
-trace. Metrics and logs are not set up. The "console" exporter writes to
+trace. When the command has ended the span also carries its wait4 usage:
+process.cpu.time.user and .system, process.memory.peak, faults, disk I/O
+and context switches, and process.cgroup.memory.peak when lens's cgroup v2
+holds this rank alone (docs/usage.md).
+
+Per-rank metrics, opt-in: with OTEL_METRICS_EXPORTER=otlp or console (and
+NEMO_LENS_METRICS_ENABLED not false), lens exports the command's process
+tree CPU time and memory, lens.exec.up, lens.exec.exit.code and one
+lens.exec.gpu.info series per GPU, every OTEL_METRIC_EXPORT_INTERVAL and
+once after the exit; traces need not be on. Logs are not set up. The
+"console" exporter writes to
 stderr. After the command exits, telemetry is shut down within
 --flush-timeout, whatever the collector does; SIGINT, SIGTERM, SIGHUP or
 SIGQUIT during that flush ends it at once, and a collector that refuses the
