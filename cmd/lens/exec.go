@@ -310,19 +310,23 @@ func (t *execTelemetry) end(a *app, status int, detail string, timeout time.Dura
 		}
 	}()
 	if t.gpu != nil {
+		// The probe gets at most half the flush timeout, so that the export
+		// keeps the other half whatever the probe does (docs/exec.md#gpu-probe).
+		probeCtx, probeCancel := context.WithTimeout(ctx, timeout/2)
 		select {
 		case <-t.gpu.done:
 			if t.gpu.ok {
 				t.attrs.Set(lensconv.HostGPUCount, attr.Int(t.gpu.n))
 				t.tracing.SetResource(t.attrs.Resource())
 			}
-		case <-ctx.Done():
+		case <-probeCtx.Done():
 			// Cancelled, the probe kills its process group; lens waits for
-			// that, so that no probe outlives it.
+			// that (a SIGKILL: at once), so that no probe outlives it.
 			t.gpu.cancel()
 			<-t.gpu.done
-			fmt.Fprintf(a.stderr, "lens exec: the GPU probe had not finished when the telemetry flush ended: the span has no %s\n", lensconv.HostGPUCount)
+			fmt.Fprintf(a.stderr, "lens exec: the GPU probe had not finished within half of --flush-timeout (%v) and was stopped: the span goes without %s\n", timeout/2, lensconv.HostGPUCount)
 		}
+		probeCancel()
 	}
 	t.span.SetAttributes(attribute.Int("process.exit.code", status))
 	if status != 0 {
