@@ -98,7 +98,9 @@ the one the command will report followed by ".lens-exec.<lens's pid>": the
 wrapper and the command never share an instance id, and both carry
 nv.dl.rank. The span carries process.command (COMMAND as given),
 process.executable.path, process.pid, process.args_count and
-process.exit.code; a non-zero exit sets the status to Error. It carries
+process.exit.code; a non-zero exit sets the status to Error. Its resource
+has the GPUs the command may use (nv.gpu.visible.*, found beside the
+command; docs/detection.md#gpu-devices). It carries
 process.command_args (every argument, which may hold secrets) only with
 --command-args. The span continues the trace of lens's own
 TRACEPARENT/TRACESTATE when they hold a valid trace context, and the command
