@@ -99,7 +99,9 @@ the one the command will report followed by ".lens-exec.<lens's pid>": the
 wrapper and the command never share an instance id, and both carry
 nv.dl.rank. The span carries process.command (COMMAND as given),
 process.executable.path, process.pid, process.args_count and
-process.exit.code; a non-zero exit sets the status to Error. It carries
+process.exit.code; a non-zero exit sets the status to Error. Its resource
+has the GPUs the command may use (nv.gpu.visible.*, found beside the
+command; docs/detection.md#gpu-devices). It carries
 process.command_args (every argument, which may hold secrets) only with
 --command-args. The span continues the trace of lens's own
 TRACEPARENT/TRACESTATE when they hold a valid trace context, and the command
@@ -195,27 +197,91 @@ type execTelemetry struct {
 	cgroup  *usage.Cgroup
 }
 
-// gpuProbe is the GPU-count probe of lens exec, run beside the command so
-// that it never delays its start.
+// gpuProbe is lens exec's GPU probe, run beside the command so that it
+// never delays its start: the GPU identity (detect.VisibleGPUs: the driver's
+// procfs, else nvidia-smi) and, when CUDA_VISIBLE_DEVICES is absent, the
+// nvidia-smi GPU count. done is closed when both have finished.
 type gpuProbe struct {
-	done   chan struct{}
-	cancel context.CancelFunc
-	n      int
-	ok     bool
+	done, countDone, idDone chan struct{}
+	cancel                  context.CancelFunc
+	counting                bool
+	n                       int
+	ok                      bool
+	devs                    []detect.GPUDevice
+	devErr                  error
 }
 
-func (a *app) startGPUProbe() *gpuProbe {
+func (a *app) startGPUProbe(counting bool) *gpuProbe {
 	probe := a.gpuCount
 	if probe == nil {
 		probe = detect.NvidiaSMIGPUCount
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &gpuProbe{done: make(chan struct{}), cancel: cancel}
+	g := &gpuProbe{done: make(chan struct{}), countDone: make(chan struct{}), idDone: make(chan struct{}), cancel: cancel, counting: counting}
 	go func() {
-		defer close(g.done)
-		g.n, g.ok = probe(ctx)
+		defer close(g.countDone)
+		if counting {
+			g.n, g.ok = probe(ctx)
+		}
+	}()
+	go func() {
+		defer close(g.idDone)
+		g.devs, g.devErr = detect.VisibleGPUs(ctx, detect.WithEnv(a.env))
+	}()
+	go func() {
+		<-g.countDone
+		<-g.idDone
+		close(g.done)
 	}()
 	return g
+}
+
+// finished reports whether c is closed.
+func finished(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// complete adds what the probe found by ctx's end to attrs, and stops what it
+// has not finished by then (killing nvidia-smi's process group, waiting for
+// that), saying on stderr what the span goes without (docs/exec.md#gpu-probe).
+func (g *gpuProbe) complete(ctx context.Context, a *app, attrs *attr.Map) (changed bool) {
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+	}
+	countIn, idIn := finished(g.countDone), finished(g.idDone)
+	if !countIn || !idIn {
+		g.cancel()
+		<-g.done
+	}
+	if countIn && g.counting && g.ok {
+		attrs.Set(lensconv.HostGPUCount, attr.Int(g.n))
+		changed = true
+	}
+	var missing []string
+	if !countIn {
+		missing = append(missing, lensconv.HostGPUCount)
+	}
+	switch {
+	case !idIn:
+		missing = append(missing, "the GPU identity (nv.gpu.visible.*)")
+	case g.devErr == nil:
+		if ids := detect.VisibleGPUAttributes(g.devs); ids.Len() > 0 {
+			attrs.Update(ids)
+			changed = true
+		}
+	case !errors.Is(g.devErr, detect.ErrNoGPUDriver):
+		fmt.Fprintf(a.stderr, "lens exec: GPU identity: %s: the span goes without nv.gpu.visible.*\n", oneLine(g.devErr))
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(a.stderr, "lens exec: the GPU probe had not finished within half of --flush-timeout and was stopped: the span goes without %s\n", strings.Join(missing, " and "))
+	}
+	return changed
 }
 
 // noGPUCount stands for the probe while the resource is assembled: the
@@ -255,9 +321,9 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		return nil
 	}
 	detectOpts := a.detectOptions()
-	var gpu *gpuProbe
-	if _, ok := a.env.LookupEnv("CUDA_VISIBLE_DEVICES"); !ok {
-		gpu = a.startGPUProbe()
+	_, cvd := a.env.LookupEnv("CUDA_VISIBLE_DEVICES")
+	gpu := a.startGPUProbe(!cvd)
+	if !cvd {
 		detectOpts = append(detectOpts, detect.WithGPUCount(noGPUCount))
 	}
 	o := &assembly.Options{
@@ -291,7 +357,7 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		t.cgroup, _ = usage.OwnCgroup(a.root(), a.pid())
 	}
 	if wantMetrics {
-		if t.metrics, err = a.startMetrics(ctx, attrs, &s); err != nil {
+		if t.metrics, err = a.startMetrics(ctx, attrs, &s, gpu); err != nil {
 			if t.tracing != nil {
 				_ = t.tracing.Shutdown(ctx)
 			}
@@ -341,19 +407,13 @@ func (t *execTelemetry) end(a *app, status int, ru *syscall.Rusage, detail strin
 		}
 	}()
 	if t.gpu != nil {
-		select {
-		case <-t.gpu.done:
-			if t.gpu.ok && t.tracing != nil {
-				t.attrs.Set(lensconv.HostGPUCount, attr.Int(t.gpu.n))
-				t.tracing.SetResource(t.attrs.Resource())
-			}
-		case <-ctx.Done():
-			// Cancelled, the probe kills its process group; lens waits for
-			// that, so that no probe outlives it.
-			t.gpu.cancel()
-			<-t.gpu.done
-			fmt.Fprintf(a.stderr, "lens exec: the GPU probe had not finished when the telemetry flush ended: the span has no %s\n", lensconv.HostGPUCount)
+		// The probe gets at most half the flush timeout, so that the export
+		// keeps the other half whatever the probe does (docs/exec.md#gpu-probe).
+		probeCtx, probeCancel := context.WithTimeout(ctx, timeout/2)
+		if t.gpu.complete(probeCtx, a, t.attrs) && t.tracing != nil {
+			t.tracing.SetResource(t.attrs.Resource())
 		}
+		probeCancel()
 	}
 	t.span.SetAttributes(attribute.Int("process.exit.code", status))
 	t.span.SetAttributes(usage.SpanAttributes(ru)...)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/internal/telemetry"
 	"github.com/nemolens/lens-go/internal/telemetry/metrics"
 	"github.com/nemolens/lens-go/internal/usage"
@@ -25,6 +27,18 @@ const metricsExporterEnv = "OTEL_" + telemetry.SignalMetrics + "_EXPORTER"
 type execMetrics struct {
 	provider *sdkmetric.MeterProvider
 	rank     *usage.Rank
+	// probe, when not nil, is the GPU probe whose devices replace the
+	// resource's GPUs once it has them; host is the resource's host.name.
+	probe *gpuProbe
+	host  string
+}
+
+// probed gives the rank the GPUs the probe found, if it found any; call it
+// once the probe's identity part has finished.
+func (m *execMetrics) probed() {
+	if gpus := probedGPUs(m.probe.devs, m.host); m.probe.devErr == nil && len(gpus) > 0 {
+		m.rank.SetGPUs(gpus)
+	}
 }
 
 // root is the file system root under which lens exec reads /proc and
@@ -58,7 +72,7 @@ func (a *app) metricsRequested(cfg telemetry.Config) bool {
 // startMetrics builds the meter provider for the resource attrs and
 // registers the rank's instruments; the first collection comes after one
 // OTEL_METRIC_EXPORT_INTERVAL.
-func (a *app) startMetrics(ctx context.Context, attrs *attr.Map, s *telemetry.Settings) (*execMetrics, error) {
+func (a *app) startMetrics(ctx context.Context, attrs *attr.Map, s *telemetry.Settings, probe *gpuProbe) (*execMetrics, error) {
 	mp, _, err := metrics.New(ctx, attrs.Resource(), s, metrics.Options{
 		Console:     telemetry.ConsoleWriter(a.stderr),
 		Diagnostics: a.diag,
@@ -71,7 +85,18 @@ func (a *app) startMetrics(ctx context.Context, attrs *attr.Map, s *telemetry.Se
 		_ = mp.Shutdown(ctx)
 		return nil, err
 	}
-	return &execMetrics{provider: mp, rank: rank}, nil
+	m := &execMetrics{provider: mp, rank: rank, probe: probe}
+	if v, ok := attrs.Get(lensconv.HostName); ok {
+		m.host = v.String()
+	}
+	if probe != nil {
+		// The probe's GPUs replace the resource's as soon as it has them.
+		go func() {
+			<-probe.idDone
+			m.probed()
+		}()
+	}
+	return m, nil
 }
 
 // started records the command's pid.
@@ -87,14 +112,17 @@ func (m *execMetrics) end(ctx context.Context, status int, ru *syscall.Rusage) e
 	if ru != nil {
 		user, system = usage.CPUTimes(ru)
 	}
+	if m.probe != nil && finished(m.probe.idDone) {
+		m.probed() // the last export has them, whichever goroutine runs first
+	}
 	m.rank.Ended(status, user, system, ru != nil)
 	return m.provider.Shutdown(ctx)
 }
 
-// rankGPUs are the GPUs of the resource, for the GPU info series: the
-// reference's per-worker GPU keys (nv.gpu.uuid, nv.gpu.index,
-// nv.gpu.pci_bus_id) with host.name as DCGM's Hostname
-// (docs/usage.md#metrics). No UUID, no GPU.
+// rankGPUs are the GPUs of the resource, for the GPU info series
+// (docs/usage.md#metrics): the nv.gpu.visible.* lists (item i of each is
+// GPU i), else the reference's per-worker nv.gpu.uuid, nv.gpu.index and
+// nv.gpu.pci_bus_id; host.name is DCGM's Hostname. No UUID, no GPU.
 func rankGPUs(attrs *attr.Map) []usage.GPU {
 	text := func(key string) string {
 		if v, ok := attrs.Get(key); ok {
@@ -102,9 +130,44 @@ func rankGPUs(attrs *attr.Map) []usage.GPU {
 		}
 		return ""
 	}
+	host := text(lensconv.HostName)
+	if uuids := text(lensconv.NVGPUVisibleUUID); uuids != "" {
+		list := func(key string, n int) []string {
+			items := strings.Split(text(key), ",")
+			if len(items) != n {
+				return make([]string, n) // absent, or not one item per GPU
+			}
+			return items
+		}
+		ids := strings.Split(uuids, ",")
+		index, bus := list(lensconv.NVGPUVisibleIndex, len(ids)), list(lensconv.NVGPUVisiblePCIBusID, len(ids))
+		gpus := make([]usage.GPU, 0, len(ids))
+		for i, id := range ids {
+			if id != "" {
+				gpus = append(gpus, usage.GPU{UUID: id, Index: index[i], PCIBusID: bus[i], Hostname: host})
+			}
+		}
+		return gpus
+	}
 	uuid := text(lensconv.NVGPUUUID)
 	if uuid == "" {
 		return nil
 	}
-	return []usage.GPU{{UUID: uuid, Index: text(lensconv.NVGPUIndex), PCIBusID: text(lensconv.NVGPUPCIBusID), Hostname: text(lensconv.HostName)}}
+	return []usage.GPU{{UUID: uuid, Index: text(lensconv.NVGPUIndex), PCIBusID: text(lensconv.NVGPUPCIBusID), Hostname: host}}
+}
+
+// probedGPUs are the GPUs the probe found, for the GPU info series.
+func probedGPUs(devs []detect.GPUDevice, host string) []usage.GPU {
+	gpus := make([]usage.GPU, 0, len(devs))
+	for _, d := range devs {
+		if d.UUID == "" {
+			continue
+		}
+		g := usage.GPU{UUID: d.UUID, PCIBusID: d.PCIBusID, Hostname: host}
+		if d.Index >= 0 {
+			g.Index = strconv.Itoa(d.Index)
+		}
+		gpus = append(gpus, g)
+	}
+	return gpus
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,6 +75,8 @@ func TestExecMetrics(t *testing.T) {
 		{"none", map[string]string{"OTEL_METRICS_EXPORTER": "none"}, false, 1, ""},
 		{"metrics disabled", map[string]string{"OTEL_METRICS_EXPORTER": "console", "NEMO_LENS_METRICS_ENABLED": "false"}, false, 1, ""},
 		{"an exporter lens lacks", map[string]string{"OTEL_METRICS_EXPORTER": "prometheus"}, false, 1, `OTEL_METRICS_EXPORTER="prometheus": lens exec exports its metrics with otlp or console only`},
+		// The probe's GPU (the fake driver tree's GPU 1) replaces the carrier's.
+		{"probed GPU", map[string]string{"OTEL_METRICS_EXPORTER": "console", "LENS_NVIDIA_PROCFS": "testdata/gpu/gpus", "CUDA_VISIBLE_DEVICES": "1"}, true, 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -84,8 +87,16 @@ func TestExecMetrics(t *testing.T) {
 				"CUDA_VISIBLE_DEVICES":        "",
 				carrier.EnvVar:                gpuCarrier,
 			}
+			env["LENS_NVIDIA_PROCFS"] = t.TempDir() // no driver: the carrier's GPU
 			for k, v := range tc.env {
 				env[k] = v
+			}
+			if p := env["LENS_NVIDIA_PROCFS"]; !filepath.IsAbs(p) {
+				env["LENS_NVIDIA_PROCFS"] = testdataPath(t, strings.TrimPrefix(p, "testdata/"))
+			}
+			wantInfo := map[string]string{"UUID": "GPU-5f1c", "gpu": "3", "pci_bus_id": "00000000:3B:00.0"}
+			if tc.env["LENS_NVIDIA_PROCFS"] != "" {
+				wantInfo = map[string]string{"UUID": testGPU1, "gpu": "1", "pci_bus_id": "00000000:0F:00.0"}
 			}
 			r := runBin(t, helperEnv("exit=3", env), "", "exec", "--", self(t))
 			if r.code != 3 {
@@ -152,7 +163,7 @@ func TestExecMetrics(t *testing.T) {
 			for _, a := range info[0].Attributes {
 				labels[a.Key] = a.Value.Value
 			}
-			for k, want := range map[string]string{"UUID": "GPU-5f1c", "gpu": "3", "pci_bus_id": "00000000:3B:00.0"} {
+			for k, want := range wantInfo {
 				if labels[k] != want {
 					t.Errorf("%s label %s = %v, want %q (all: %v)", usage.MetricGPUInfo, k, labels[k], want, labels)
 				}

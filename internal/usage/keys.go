@@ -52,7 +52,7 @@ const (
 )
 
 // The attributes of MetricGPUInfo: DCGM exporter's label names, so that a
-// query joins on them without relabelling (docs/backends.md#gpu-join).
+// query joins on them without relabelling (docs/backends.md#gpu-info-join).
 const (
 	GPULabelUUID     = "UUID"
 	GPULabelIndex    = "gpu"

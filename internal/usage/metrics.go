@@ -20,9 +20,9 @@ type GPU struct {
 // exit once it has ended.
 type Rank struct {
 	proc string
-	gpus []GPU
 
 	mu          sync.Mutex
+	gpus        []GPU
 	pid         int
 	ended       bool
 	exitCode    int
@@ -35,6 +35,13 @@ type Rank struct {
 // proc ("/proc") and whose GPUs are gpus.
 func NewRank(proc string, gpus []GPU) *Rank {
 	return &Rank{proc: proc, gpus: gpus}
+}
+
+// SetGPUs replaces the rank's GPUs (those a probe found after the start).
+func (r *Rank) SetGPUs(gpus []GPU) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gpus = gpus
 }
 
 // Started records the command's pid.
@@ -74,21 +81,12 @@ func (r *Rank) Register(m metric.Meter) (metric.Registration, error) {
 	}
 	user := metric.WithAttributes(attribute.String("cpu.mode", "user"))
 	system := metric.WithAttributes(attribute.String("cpu.mode", "system"))
-	gpuAttrs := make([]metric.ObserveOption, 0, len(r.gpus))
-	for _, g := range r.gpus {
-		var kvs []attribute.KeyValue
-		for _, kv := range [...]struct{ k, v string }{
-			{GPULabelUUID, g.UUID}, {GPULabelIndex, g.Index}, {GPULabelPCIBusID, g.PCIBusID}, {GPULabelHostname, g.Hostname},
-		} {
-			if kv.v != "" {
-				kvs = append(kvs, attribute.String(kv.k, kv.v))
-			}
-		}
-		gpuAttrs = append(gpuAttrs, metric.WithAttributes(kvs...))
-	}
 	return m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		for _, a := range gpuAttrs {
-			o.ObserveInt64(info, 1, a)
+		r.mu.Lock()
+		gpus := r.gpus
+		r.mu.Unlock()
+		for _, g := range gpus {
+			o.ObserveInt64(info, 1, metric.WithAttributes(g.attributes()...))
 		}
 		s, ok := r.sample()
 		if !ok {
@@ -142,4 +140,18 @@ func (r *Rank) sample() (sample, bool) {
 		s.rss = t.RSS
 	}
 	return s, true
+}
+
+// attributes are the GPU's info series attributes: DCGM exporter's label
+// names, each with a value.
+func (g GPU) attributes() []attribute.KeyValue {
+	kvs := make([]attribute.KeyValue, 0, 4)
+	for _, kv := range [...]struct{ k, v string }{
+		{GPULabelUUID, g.UUID}, {GPULabelIndex, g.Index}, {GPULabelPCIBusID, g.PCIBusID}, {GPULabelHostname, g.Hostname},
+	} {
+		if kv.v != "" {
+			kvs = append(kvs, attribute.String(kv.k, kv.v))
+		}
+	}
+	return kvs
 }
