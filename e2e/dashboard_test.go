@@ -13,7 +13,8 @@ package e2e_test
 // the test.
 //
 // Expected values come from what the test chose (the GPUs' utilisation and
-// which GPU each rank uses, the exit status, the kill) and from what each
+// which GPU of a fake driver tree each rank uses, the exit status, the
+// kill) and from what each
 // rank's command says it used, as the kernel counts it (getrusage and
 // VmRSS, printed by e2e/cmd/burn); none from lens-go's code.
 //
@@ -101,10 +102,14 @@ func TestDashboardPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The first two are the GPUs of the fake driver tree that each rank's
+	// lens exec reads (cmd/lens/testdata/gpu/gpus, LENS_NVIDIA_PROCFS), as
+	// its information files spell them; the third is no rank's.
+	driverTree := filepath.Join(repoRoot(), "cmd", "lens", "testdata", "gpu", "gpus")
 	gpus := []dcgmGPU{
-		{"0", "GPU-3f6a2b1c-0000-4000-8000-000000000000", "00000000:3B:00.0", 37},
-		{"1", "GPU-9d8e7f60-1111-4111-8111-111111111111", "00000000:5E:00.0", 81},
-		{"2", "GPU-c0ffee00-2222-4222-8222-222222222222", "00000000:86:00.0", 55}, // no rank's
+		{"0", "GPU-6d2d4f4e-1c6f-4b1e-9d5e-6a1b2c3d4e01", "00000000:07:00.0", 37},
+		{"1", "GPU-9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c02", "00000000:0F:00.0", 81},
+		{"2", "GPU-c0ffee00-2222-4222-8222-222222222222", "00000000:86:00.0", 55},
 	}
 	// DCGM exporter's exposition, as dcgm-exporter 3.x writes it.
 	dcgm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -148,9 +153,10 @@ func TestDashboardPrometheus(t *testing.T) {
 			"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=http/protobuf",
 			"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT="+prom.OTLPMetricsURL(),
 			"OTEL_METRIC_EXPORT_INTERVAL=200",
-			"CUDA_VISIBLE_DEVICES=", // no GPU probe: the GPU comes with the carrier
-			fmt.Sprintf("OTEL_RESOURCE_ATTRIBUTES=nv.dl.rank=%d,nv.gpu.index=%s,nv.gpu.uuid=%s,nv.gpu.pci_bus_id=%s",
-				r.n, r.gpu.index, r.gpu.uuid, r.gpu.bus),
+			// Rank N uses GPU N of the fake driver tree.
+			"LENS_NVIDIA_PROCFS="+driverTree,
+			"CUDA_VISIBLE_DEVICES="+r.gpu.index,
+			fmt.Sprintf("OTEL_RESOURCE_ATTRIBUTES=nv.dl.rank=%d", r.n),
 		)
 		var err error
 		if r.stdin, err = r.cmd.StdinPipe(); err != nil {
@@ -319,6 +325,28 @@ func TestDashboardPrometheus(t *testing.T) {
 		}
 	}
 	runPanels("rank 1 running", expect(false))
+
+	// Each rank's GPU info series has DCGM's labels of its GPU.
+	info, err := prom.Query(ctx, fmt.Sprintf(`lens_exec_gpu_info{nemo_run_id=%q}`, runID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info) != len(ranks) {
+		t.Errorf("lens_exec_gpu_info: %d series, want one per rank: %+v", len(info), info)
+	}
+	for _, s := range info {
+		n, _ := strconv.Atoi(s.Metric["nv_dl_rank"])
+		if n < 0 || n >= len(ranks) {
+			t.Errorf("lens_exec_gpu_info of no rank: %v", s.Metric)
+			continue
+		}
+		g := ranks[n].gpu
+		for label, want := range map[string]string{"UUID": g.uuid, "gpu": g.index, "pci_bus_id": g.bus, "Hostname": hostname} {
+			if got := s.Metric[label]; got != want {
+				t.Errorf("rank %d: lens_exec_gpu_info label %s = %q, want DCGM's %q", n, label, got, want)
+			}
+		}
+	}
 
 	// Rank 1 dies: its command is killed; lens exec reports 137, exports
 	// its last collection and exits.
