@@ -174,3 +174,31 @@ func TestExecMetrics(t *testing.T) {
 		})
 	}
 }
+
+// TestExecMetricsWithoutTraces: with metrics on and traces off, lens exec
+// records no span, so the command gets lens's TRACEPARENT and TRACESTATE
+// unchanged (as without telemetry).
+func TestExecMetricsWithoutTraces(t *testing.T) {
+	t.Parallel()
+	const parent, state = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "vendor=x"
+	r := runBin(t, helperEnv("env", map[string]string{
+		"NEMO_LENS_ENABLED":           "true",
+		"NEMO_LENS_EXPORTER":          "console",
+		"NEMO_LENS_TRACES_ENABLED":    "false",
+		"OTEL_METRICS_EXPORTER":       "console",
+		"OTEL_METRIC_EXPORT_INTERVAL": "60000",
+		"LENS_NVIDIA_PROCFS":          t.TempDir(),
+		"TRACEPARENT":                 parent,
+		"TRACESTATE":                  state,
+	}), "", "exec", "--", self(t))
+	if r.code != 0 {
+		t.Fatalf("lens exec: %v", r)
+	}
+	got := childEnviron(t, r.stdout)
+	if got["TRACEPARENT"] != parent || got["TRACESTATE"] != state {
+		t.Errorf("child TRACEPARENT %q, TRACESTATE %q; want lens's %q, %q", got["TRACEPARENT"], got["TRACESTATE"], parent, state)
+	}
+	if n := len(consoleExports(t, r.stderr)); n != 1 {
+		t.Errorf("%d metric exports, want 1: %s", n, r.stderr)
+	}
+}
