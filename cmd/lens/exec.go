@@ -116,9 +116,10 @@ Per-rank metrics, opt-in: with OTEL_METRICS_EXPORTER=otlp or console (and
 NEMO_LENS_METRICS_ENABLED not false), lens exports the command's process
 tree CPU time and memory, lens.exec.up, lens.exec.exit.code and one
 lens.exec.gpu.info series per GPU, every OTEL_METRIC_EXPORT_INTERVAL and
-once after the exit; traces need not be on. Logs are not set up. The
-"console" exporter writes to
-stderr. After the command exits, telemetry is shut down within
+once after the exit; traces need not be on. Logs are not set up.
+
+The "console" exporter writes to stderr. After the command exits,
+telemetry is shut down within
 --flush-timeout, whatever the collector does; SIGINT, SIGTERM, SIGHUP or
 SIGQUIT during that flush ends it at once, and a collector that refuses the
 connection ends it at once, with one line on stderr. A telemetry
