@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -64,6 +65,7 @@ func main() {
 	if *hold {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 	}
+	runtime.KeepAlive(buf) // held, as reported, until the exit
 	os.Exit(*code)
 }
 
