@@ -63,11 +63,14 @@ func TestShippedCodeHasNoTestSupport(t *testing.T) {
 	}
 }
 
-// TestCLIDoesNotLinkMetricsOrLogs: the lens command exports one span; it is
-// built on internal/telemetry, not on the root package, so that it does not
-// link (and initialise at every start) the metric and log SDKs and
-// exporters.
-func TestCLIDoesNotLinkMetricsOrLogs(t *testing.T) {
+// TestCLIDoesNotLinkLogs: the lens command exports one span and, with
+// lens exec's opt-in per-rank metrics (docs/usage.md#metrics), metrics; it
+// is built on internal/telemetry, not on the root package, so that it does
+// not link (and initialise at every start) the log SDK and exporters. The
+// metric SDK is reached through one file, cmd/lens/execmetrics.go, so that
+// no other command's code calls it (linking it costs every command its
+// package initialisers: docs/performance.md#metric-sdk-start-up).
+func TestCLIDoesNotLinkLogs(t *testing.T) {
 	t.Parallel()
 	goBin := goCommand(t)
 	out, err := exec.Command(goBin, "list", "-deps", "./cmd/lens").Output()
@@ -75,18 +78,41 @@ func TestCLIDoesNotLinkMetricsOrLogs(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	deps := strings.Fields(string(out))
-	if !slices.Contains(deps, "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc") {
-		t.Fatalf("lens does not link the OTLP trace exporter; go list output:\n%s", out)
+	for _, want := range []string{
+		"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc",
+		"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc",
+	} {
+		if !slices.Contains(deps, want) {
+			t.Fatalf("lens does not link %s; go list output:\n%s", want, out)
+		}
 	}
 	for _, dep := range deps {
 		if dep == "github.com/nemolens/lens-go" ||
-			strings.HasPrefix(dep, "go.opentelemetry.io/otel/sdk/metric") ||
 			strings.HasPrefix(dep, "go.opentelemetry.io/otel/sdk/log") ||
-			strings.Contains(dep, "/otlpmetric") || strings.Contains(dep, "/otlplog") ||
-			strings.HasPrefix(dep, "go.opentelemetry.io/proto/otlp/metrics") ||
+			strings.Contains(dep, "/otlplog") ||
 			strings.HasPrefix(dep, "go.opentelemetry.io/proto/otlp/logs") {
 			t.Errorf("lens links %s", dep)
 		}
+	}
+	metricImports := []string{"github.com/nemolens/lens-go/internal/telemetry/metrics", "go.opentelemetry.io/otel/sdk/metric"}
+	found := false
+	for path, f := range shippedFiles(t) {
+		if !strings.HasPrefix(path, "cmd/lens/") {
+			continue
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if !slices.Contains(metricImports, p) {
+				continue
+			}
+			if path != "cmd/lens/execmetrics.go" {
+				t.Errorf("%s imports %s; only cmd/lens/execmetrics.go may", path, p)
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Error("cmd/lens/execmetrics.go imports no metric package: the check no longer sees it")
 	}
 }
 

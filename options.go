@@ -272,3 +272,18 @@ const (
 func WithRankFrom(launcher string) ResourceOption {
 	return resourceOption(func(o *assembly.Options) { o.RankFrom = launcher })
 }
+
+// WithGPUDevices adds lens-go's GPU identity to the resource: the
+// nv.gpu.visible.* lists of the GPUs this process may use
+// (detect.VisibleGPUs: the NVIDIA driver's procfs, else nvidia-smi, mapped
+// through CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES and Slurm's GPU
+// variables; docs/detection.md#gpu-devices), keys that a query can join with
+// the DCGM exporter's series (docs/backends.md#gpu-join). It is opt-in: the
+// Python reference has no such keys
+// (docs/compatibility.md#divergence-gpu-devices). Detection's options
+// (WithDetectOptions: detect.WithNvidiaProcfs, detect.WithNvidiaSMI) and the
+// environment apply. A failure leaves the keys out and is logged as a
+// warning naming its source; no NVIDIA driver leaves them out silently.
+func WithGPUDevices() ResourceOption {
+	return resourceOption(func(o *assembly.Options) { o.GPUDevices = true })
+}

@@ -23,6 +23,7 @@ func TestOptionsTyped(t *testing.T) {
 		{"WithFallbackPrefix", lens.WithFallbackPrefix("Y"), true, false, false},
 		{"WithResourceAttributes", lens.WithResourceAttributes(), false, true, true},
 		{"WithRankFrom", lens.WithRankFrom(lens.RankFromSlurm), false, true, true},
+		{"WithGPUDevices", lens.WithGPUDevices(), false, true, true},
 		{"WithDetectOptions", lens.WithDetectOptions(), false, true, true},
 		{"WithExplanation", lens.WithExplanation(nil), false, true, true},
 		{"WithLogger", lens.WithLogger(nil), false, true, true},

@@ -10,12 +10,21 @@
 //
 // Everything the detectors read from the outside world is injectable through
 // the options ([WithEnv], [WithHostname], [WithPID], [WithGPUCount],
-// [WithKubernetesSecretsPath], [WithNVML], [WithLocalRank], [WithLogger]);
-// without options the live process is read at call time. Detection never
-// touches the network, never reads the Kubernetes service-account token, and
-// starts a subprocess only for the nvidia-smi GPU count when
-// CUDA_VISIBLE_DEVICES is absent. A detector whose platform is absent returns
-// an empty map and no error; no function panics on bad input.
+// [WithKubernetesSecretsPath], [WithNVML], [WithLocalRank],
+// [WithNvidiaProcfs], [WithNvidiaSMI], [WithLogger]); without options the
+// live process is read at call time. Detection never touches the network,
+// never reads the Kubernetes service-account token, and starts a subprocess
+// only for the nvidia-smi GPU count when CUDA_VISIBLE_DEVICES is absent (and
+// for [VisibleGPUs] when the driver's procfs tree cannot be used). A detector
+// whose platform is absent returns an empty map and no error; no function
+// panics on bad input.
+//
+// [VisibleGPUs] is lens-go's extension, not the reference's
+// (docs/detection.md#gpu-devices): the GPUs the process may use, from the
+// NVIDIA driver's /proc/driver/nvidia/gpus, mapped through
+// CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES and Slurm's GPU variables;
+// [VisibleGPUAttributes] gives their resource keys (nv.gpu.visible.*) and
+// [GPUDevice.InfoAttributes] those of one GPU.
 //
 // # Attributes
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"go.opentelemetry.io/otel/sdk/resource"
 
@@ -127,4 +128,33 @@ func ExampleExplanation() {
 	// slurm.nnodes: source "env SLURM_JOB_NUM_NODES" notes ["carrier value \"abc\" for slurm.nnodes is not a base-10 integer; used SLURM_JOB_NUM_NODES"]
 	// slurm.head_node.name: source "" notes ["SLURM_STEP_ID is set (inside a step)"]
 	// nv.dl.job.uuid: source "derived (UUIDv5 of \"nemo.lens.job/nocluster/12\")" notes []
+}
+
+// The GPUs a process may use, as resource attributes: here a process
+// that CUDA_VISIBLE_DEVICES gives the node's GPU 1, on a (fake) driver tree
+// of two GPUs.
+func ExampleVisibleGPUs() {
+	dir, _ := os.MkdirTemp("", "gpus")
+	defer os.RemoveAll(dir)
+	for i, uuid := range []string{"GPU-6d2d4f4e", "GPU-9a0b1c2d"} {
+		bus := fmt.Sprintf("0000:%02x:00.0", 7+8*i)
+		_ = os.MkdirAll(filepath.Join(dir, bus), 0o755)
+		info := "Model: \t\t NVIDIA A100-SXM4-80GB\nGPU UUID: \t " + uuid + "\nBus Location: \t " + bus + "\nDevice Minor: \t " + fmt.Sprint(1-i) + "\n"
+		_ = os.WriteFile(filepath.Join(dir, bus, "information"), []byte(info), 0o644)
+	}
+	devs, err := detect.VisibleGPUs(context.Background(),
+		detect.WithEnv(environ.Map{"CUDA_VISIBLE_DEVICES": "1"}), detect.WithNvidiaProcfs(dir))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for k, v := range detect.VisibleGPUAttributes(devs).All() {
+		fmt.Printf("%s=%s\n", k, v)
+	}
+	// Output:
+	// nv.gpu.visible.uuid=GPU-9a0b1c2d
+	// nv.gpu.visible.index=1
+	// nv.gpu.visible.pci_bus_id=00000000:0F:00.0
+	// nv.gpu.visible.model=NVIDIA A100-SXM4-80GB
+	// nv.gpu.visible.device=nvidia0
 }

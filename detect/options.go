@@ -31,6 +31,9 @@ type config struct {
 	explain     *Explanation
 	nvml        NVML
 	localRank   *int
+	// nvidiaProcfs and smi are VisibleGPUs's backends.
+	nvidiaProcfs string
+	smi          *NvidiaSMI
 }
 
 func newConfig(opts []Option) config {
@@ -99,4 +102,18 @@ func WithNVML(n NVML) Option {
 // and SLURM_LOCALID.
 func WithLocalRank(rank int) Option {
 	return optionFunc(func(c *config) { c.localRank = &rank })
+}
+
+// WithNvidiaProcfs sets the directory of the NVIDIA driver's per-GPU files
+// [VisibleGPUs] reads (default: LENS_NVIDIA_PROCFS, else
+// [DefaultNvidiaProcfs]).
+func WithNvidiaProcfs(dir string) Option {
+	return optionFunc(func(c *config) { c.nvidiaProcfs = dir })
+}
+
+// WithNvidiaSMI sets the nvidia-smi [VisibleGPUs] runs when the driver's
+// procfs tree cannot be used or a MIG id must be resolved (default:
+// NvidiaSMI{}, "nvidia-smi" from PATH).
+func WithNvidiaSMI(n NvidiaSMI) Option {
+	return optionFunc(func(c *config) { c.smi = &n })
 }

@@ -187,6 +187,66 @@ const (
 	NVGPUDriverVersion = "nv.gpu.driver_version"
 )
 
+// The GPUs a process may use, lens-go's extension of the GPU identity
+// (docs/detection.md#gpu-devices): each value is a comma-separated list with
+// one item per device, in the order CUDA numbers the devices for the process
+// (item i is cuda:i). With one GPU per rank, each value is exactly the label
+// value of the DCGM exporter's series for that GPU (docs/backends.md#gpu-join).
+const (
+	// NVGPUVisibleUUID lists the devices' UUIDs, "GPU-…" (string; DCGM's
+	// UUID label). A MIG instance is listed by its parent GPU's UUID.
+	NVGPUVisibleUUID = "nv.gpu.visible.uuid"
+	// NVGPUVisibleIndex lists the devices' node-level NVML indices, "0,3"
+	// (string; DCGM's gpu label). Omitted when an index is unknown (a
+	// container given GPUs by UUID).
+	NVGPUVisibleIndex = "nv.gpu.visible.index"
+	// NVGPUVisiblePCIBusID lists the devices' PCI bus ids in NVML's form,
+	// "00000000:81:00.0" (string; DCGM's pci_bus_id label).
+	NVGPUVisiblePCIBusID = "nv.gpu.visible.pci_bus_id"
+	// NVGPUVisibleModel lists the devices' model names (string; DCGM's
+	// modelName label).
+	NVGPUVisibleModel = "nv.gpu.visible.model"
+	// NVGPUVisibleDevice lists the devices' character devices, "nvidia3"
+	// for /dev/nvidia3 (string; DCGM's device label). Omitted when a minor
+	// number is unknown.
+	NVGPUVisibleDevice = "nv.gpu.visible.device"
+	// NVGPUVisibleMIG lists the MIG instances' ids, "MIG-…", with an empty
+	// item for a whole GPU (string). Present only when a MIG instance is
+	// visible.
+	NVGPUVisibleMIG = "nv.gpu.visible.mig_uuid"
+)
+
+// Per-GPU keys lens-go adds beside the reference's nv.gpu.* keys for one
+// device, as on an info series with one point per GPU
+// (docs/detection.md#gpu-devices).
+const (
+	// NVGPUOrdinal is the device's CUDA ordinal in the process: 0 for cuda:0
+	// (int).
+	NVGPUOrdinal = "nv.gpu.ordinal"
+	// NVGPUDevice is the device's character device, "nvidia3" (string;
+	// DCGM's device label).
+	NVGPUDevice = "nv.gpu.device"
+	// NVGPUMIGUUID is the MIG instance's id, "MIG-…" (string).
+	NVGPUMIGUUID = "nv.gpu.mig_uuid"
+)
+
+// Hardware attributes of the OpenTelemetry semantic conventions
+// (hardware/gpu, development status), for one GPU
+// (docs/detection.md#gpu-devices).
+const (
+	// HWID identifies the component within the host: the GPU's UUID (string).
+	HWID = "hw.id"
+	// HWType is the component type: "gpu" (string).
+	HWType = "hw.type"
+	// HWVendor is the vendor name: "NVIDIA" (string).
+	HWVendor = "hw.vendor"
+	// HWModel is the model name (string).
+	HWModel = "hw.model"
+	// HWName is an easily recognisable name: the character device,
+	// "nvidia3" (string).
+	HWName = "hw.name"
+)
+
 // Kubernetes attributes, upstream semantic-convention names
 // (docs/detection.md#detect-kubernetes).
 const (

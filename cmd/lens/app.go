@@ -64,6 +64,9 @@ type app struct {
 	// prologBound replaces lens taskprolog's hard bound when positive
 	// (TaskPrologBound).
 	prologBound time.Duration
+	// fsRoot is the root under which lens exec reads /proc and
+	// /sys/fs/cgroup for the command's usage; "" means "/".
+	fsRoot string
 }
 
 func (a *app) pid() int {

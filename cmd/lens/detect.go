@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -19,12 +20,18 @@ import (
 var detectCommand = &command{
 	name:    "detect",
 	summary: "print the attributes detected for this process",
-	usage:   "[--only local|slurm|kubernetes] [--format text|json|env] [--explain]",
+	usage:   "[--only local|slurm|kubernetes|gpus] [--format text|json|env] [--explain]",
 	help: `Print the resource attributes the detectors find for this process:
 local (host.name, process.pid, host.gpu.count), Slurm (environment and the
 inherited carrier keys) and Kubernetes, merged in that order, a later one
 overwriting equal keys, or only one detector with --only. The rules are in
 docs/detection.md.
+
+--only gpus prints lens-go's GPU identity instead (not part of the others):
+the nv.gpu.visible.* lists of the GPUs this process may use, from the
+driver's /proc/driver/nvidia/gpus (LENS_NVIDIA_PROCFS), else nvidia-smi
+(docs/detection.md#gpu-devices). It fails, naming the file or variable at
+fault, when they cannot be read; no NVIDIA driver prints nothing.
 
 --format json prints one JSON object, keys in emission order: strings as
 JSON strings, integers as JSON integers, booleans as true/false. --format env
@@ -38,7 +45,7 @@ output becomes {"attributes": OBJECT, "explain": [{"key", "source", "notes"}]}
 (source null: considered but not emitted). It cannot be combined with
 --format env.`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		only := choiceFlag(fs, "only", "", "run only this `detector`: local, slurm or kubernetes", "local", "slurm", "kubernetes")
+		only := choiceFlag(fs, "only", "", "run only this `detector`: local, slurm, kubernetes or gpus", "local", "slurm", "kubernetes", "gpus")
 		format := choiceFlag(fs, "format", "text", "output `format`: text, json or env", "text", "json", "env")
 		explain := fs.Bool("explain", false, "say where every attribute came from")
 		return func(ctx context.Context, a *app, args []string) error {
@@ -55,6 +62,17 @@ output becomes {"attributes": OBJECT, "explain": [{"key", "source", "notes"}]}
 				m = detect.Slurm(ctx, opts...)
 			case "kubernetes":
 				m = detect.Kubernetes(ctx, opts...)
+			case "gpus":
+				devs, err := detect.VisibleGPUs(ctx, opts...)
+				if err != nil && !errors.Is(err, detect.ErrNoGPUDriver) {
+					return fmt.Errorf("GPU identity: %s", oneLine(err))
+				}
+				m = detect.VisibleGPUAttributes(devs)
+				if e != nil && len(devs) > 0 {
+					for k := range m.All() {
+						e.Record(k, devs[0].Source)
+					}
+				}
 			default:
 				m = detect.All(ctx, opts...)
 			}

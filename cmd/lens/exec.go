@@ -29,6 +29,7 @@ import (
 	"github.com/nemolens/lens-go/internal/supervise"
 	"github.com/nemolens/lens-go/internal/telemetry"
 	"github.com/nemolens/lens-go/internal/traceid"
+	"github.com/nemolens/lens-go/internal/usage"
 	"github.com/nemolens/lens-go/lensconv"
 )
 
@@ -98,14 +99,27 @@ the one the command will report followed by ".lens-exec.<lens's pid>": the
 wrapper and the command never share an instance id, and both carry
 nv.dl.rank. The span carries process.command (COMMAND as given),
 process.executable.path, process.pid, process.args_count and
-process.exit.code; a non-zero exit sets the status to Error. It carries
+process.exit.code; a non-zero exit sets the status to Error. Its resource
+has the GPUs the command may use (nv.gpu.visible.*, found beside the
+command; docs/detection.md#gpu-devices). It carries
 process.command_args (every argument, which may hold secrets) only with
 --command-args. The span continues the trace of lens's own
 TRACEPARENT/TRACESTATE when they hold a valid trace context, and the command
 receives the span's context in TRACEPARENT and TRACESTATE (the OpenTelemetry
 environment-variable convention), so an instrumented command continues the
-trace. Metrics and logs are not set up. The "console" exporter writes to
-stderr. After the command exits, telemetry is shut down within
+trace. When the command has ended the span also carries its wait4 usage:
+process.cpu.time.user and .system, process.memory.peak, faults, disk I/O
+and context switches, and process.cgroup.memory.peak when lens's cgroup v2
+holds this rank alone (docs/usage.md).
+
+Per-rank metrics, opt-in: with OTEL_METRICS_EXPORTER=otlp or console (and
+NEMO_LENS_METRICS_ENABLED not false), lens exports the command's process
+tree CPU time and memory, lens.exec.up, lens.exec.exit.code and one
+lens.exec.gpu.info series per GPU, every OTEL_METRIC_EXPORT_INTERVAL and
+once after the exit; traces need not be on. Logs are not set up.
+
+The "console" exporter writes to stderr. After the command exits,
+telemetry is shut down within
 --flush-timeout, whatever the collector does; SIGINT, SIGTERM, SIGHUP or
 SIGQUIT during that flush ends it at once, and a collector that refuses the
 connection ends it at once, with one line on stderr. A telemetry
@@ -177,29 +191,98 @@ type execTelemetry struct {
 	// probe running beside the command, whose count completes them.
 	attrs *attr.Map
 	gpu   *gpuProbe
+	// metrics, when not nil, are the per-rank metrics (docs/usage.md#metrics);
+	// cgroup, when not nil, is lens's cgroup v2 that holds lens alone
+	// (docs/usage.md#cgroup).
+	metrics *execMetrics
+	cgroup  *usage.Cgroup
 }
 
-// gpuProbe is the GPU-count probe of lens exec, run beside the command so
-// that it never delays its start.
+// gpuProbe is lens exec's GPU probe, run beside the command so that it
+// never delays its start: the GPU identity (detect.VisibleGPUs: the driver's
+// procfs, else nvidia-smi) and, when CUDA_VISIBLE_DEVICES is absent, the
+// nvidia-smi GPU count. done is closed when both have finished.
 type gpuProbe struct {
-	done   chan struct{}
-	cancel context.CancelFunc
-	n      int
-	ok     bool
+	done, countDone, idDone chan struct{}
+	cancel                  context.CancelFunc
+	counting                bool
+	n                       int
+	ok                      bool
+	devs                    []detect.GPUDevice
+	devErr                  error
 }
 
-func (a *app) startGPUProbe() *gpuProbe {
+func (a *app) startGPUProbe(counting bool) *gpuProbe {
 	probe := a.gpuCount
 	if probe == nil {
 		probe = detect.NvidiaSMIGPUCount
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &gpuProbe{done: make(chan struct{}), cancel: cancel}
+	g := &gpuProbe{done: make(chan struct{}), countDone: make(chan struct{}), idDone: make(chan struct{}), cancel: cancel, counting: counting}
 	go func() {
-		defer close(g.done)
-		g.n, g.ok = probe(ctx)
+		defer close(g.countDone)
+		if counting {
+			g.n, g.ok = probe(ctx)
+		}
+	}()
+	go func() {
+		defer close(g.idDone)
+		g.devs, g.devErr = detect.VisibleGPUs(ctx, detect.WithEnv(a.env))
+	}()
+	go func() {
+		<-g.countDone
+		<-g.idDone
+		close(g.done)
 	}()
 	return g
+}
+
+// finished reports whether c is closed.
+func finished(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// complete adds what the probe found by ctx's end to attrs, and stops what it
+// has not finished by then (killing nvidia-smi's process group, waiting for
+// that), saying on stderr what the span goes without (docs/exec.md#gpu-probe).
+func (g *gpuProbe) complete(ctx context.Context, a *app, attrs *attr.Map) (changed bool) {
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+	}
+	countIn, idIn := finished(g.countDone), finished(g.idDone)
+	if !countIn || !idIn {
+		g.cancel()
+		<-g.done
+	}
+	if countIn && g.counting && g.ok {
+		attrs.Set(lensconv.HostGPUCount, attr.Int(g.n))
+		changed = true
+	}
+	var missing []string
+	if !countIn {
+		missing = append(missing, lensconv.HostGPUCount)
+	}
+	switch {
+	case !idIn:
+		missing = append(missing, "the GPU identity (nv.gpu.visible.*)")
+	case g.devErr == nil:
+		if ids := detect.VisibleGPUAttributes(g.devs); ids.Len() > 0 {
+			attrs.Update(ids)
+			changed = true
+		}
+	case !errors.Is(g.devErr, detect.ErrNoGPUDriver):
+		fmt.Fprintf(a.stderr, "lens exec: GPU identity: %s: the span goes without nv.gpu.visible.*\n", oneLine(g.devErr))
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(a.stderr, "lens exec: the GPU probe had not finished within half of --flush-timeout and was stopped: the span goes without %s\n", strings.Join(missing, " and "))
+	}
+	return changed
 }
 
 // noGPUCount stands for the probe while the resource is assembled: the
@@ -216,10 +299,14 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", oneLine(err))
 		return nil
 	}
-	if !cfg.Enabled || cfg.TracesDisabled {
+	if !cfg.Enabled {
 		return nil
 	}
-	s, err := telemetry.ReadSettings(a.env, cfg, telemetry.Needs{Traces: true})
+	wantMetrics := a.metricsRequested(cfg)
+	if cfg.TracesDisabled && !wantMetrics {
+		return nil
+	}
+	s, err := telemetry.ReadSettings(a.env, cfg, telemetry.Needs{Traces: !cfg.TracesDisabled, Metrics: wantMetrics})
 	if s.SDKDisabled {
 		return nil
 	}
@@ -230,13 +317,14 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(a.stderr, "lens exec: %s\n", w)
 	}
-	if s.Traces.Kind == telemetry.KindNone {
+	traces := !cfg.TracesDisabled && s.Traces.Kind != telemetry.KindNone
+	if !traces && !wantMetrics {
 		return nil
 	}
 	detectOpts := a.detectOptions()
-	var gpu *gpuProbe
-	if _, ok := a.env.LookupEnv("CUDA_VISIBLE_DEVICES"); !ok {
-		gpu = a.startGPUProbe()
+	_, cvd := a.env.LookupEnv("CUDA_VISIBLE_DEVICES")
+	gpu := a.startGPUProbe(!cvd)
+	if !cvd {
 		detectOpts = append(detectOpts, detect.WithGPUCount(noGPUCount))
 	}
 	o := &assembly.Options{
@@ -261,18 +349,27 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	if err != nil {
 		return fail(err)
 	}
-	tracing, err := a.newTracing(ctx, "exec", attrs.Resource(), &s, attempt)
-	if err != nil {
-		return fail(err)
+	t := &execTelemetry{attrs: attrs, gpu: gpu, ctx: ctx, span: trace.SpanFromContext(ctx)}
+	if traces {
+		if t.tracing, err = a.newTracing(ctx, "exec", attrs.Resource(), &s, attempt); err != nil {
+			return fail(err)
+		}
+		t.propagator = s.Propagator
+		t.cgroup, _ = usage.OwnCgroup(a.root(), a.pid())
+	}
+	if wantMetrics {
+		if t.metrics, err = a.startMetrics(ctx, attrs, &s, gpu); err != nil {
+			if t.tracing != nil {
+				_ = t.tracing.Shutdown(ctx)
+			}
+			return fail(err)
+		}
 	}
 	id, _ := attrs.Get(lensconv.ServiceInstanceID)
-	t := &execTelemetry{
-		tracing:    tracing,
-		propagator: s.Propagator,
-		// The command is this process's child: it gets this run id.
-		restoreIdentity: process.SetIdentity(process.Identity{RunID: cfg.RunID, InstanceID: id.String()}),
-		attrs:           attrs,
-		gpu:             gpu,
+	// The command is this process's child: it gets this run id.
+	t.restoreIdentity = process.SetIdentity(process.Identity{RunID: cfg.RunID, InstanceID: id.String()})
+	if !traces {
+		return t
 	}
 	spanAttrs := []attribute.KeyValue{
 		attribute.String("process.command", x.args[0]),
@@ -281,7 +378,7 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	if x.commandArgs {
 		spanAttrs = append(spanAttrs, attribute.StringSlice("process.command_args", x.args))
 	}
-	t.ctx, t.span = tracing.Provider().Tracer(instrumentationScope).Start(ctx, "lens exec "+filepath.Base(x.args[0]),
+	t.ctx, t.span = t.tracing.Provider().Tracer(instrumentationScope).Start(ctx, "lens exec "+filepath.Base(x.args[0]),
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(spanAttrs...))
 	return t
 }
@@ -296,10 +393,11 @@ func (t *execTelemetry) probeDone() <-chan struct{} {
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// end ends the span with the outcome and shuts telemetry down within
-// timeout, or at once when interrupted is closed. The GPU probe's count
+// end ends the span with the outcome and the command's usage ru (nil when
+// it did not start; docs/usage.md#span-attributes) and shuts telemetry
+// down within timeout, or at once when interrupted is closed. The GPU probe's count
 // joins the resource first, if it comes within that time.
-func (t *execTelemetry) end(a *app, status int, detail string, timeout time.Duration, interrupted <-chan struct{}) {
+func (t *execTelemetry) end(a *app, status int, ru *syscall.Rusage, detail string, timeout time.Duration, interrupted <-chan struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	go func() {
@@ -310,26 +408,31 @@ func (t *execTelemetry) end(a *app, status int, detail string, timeout time.Dura
 		}
 	}()
 	if t.gpu != nil {
-		select {
-		case <-t.gpu.done:
-			if t.gpu.ok {
-				t.attrs.Set(lensconv.HostGPUCount, attr.Int(t.gpu.n))
-				t.tracing.SetResource(t.attrs.Resource())
-			}
-		case <-ctx.Done():
-			// Cancelled, the probe kills its process group; lens waits for
-			// that, so that no probe outlives it.
-			t.gpu.cancel()
-			<-t.gpu.done
-			fmt.Fprintf(a.stderr, "lens exec: the GPU probe had not finished when the telemetry flush ended: the span has no %s\n", lensconv.HostGPUCount)
+		// The probe gets at most half the flush timeout, so that the export
+		// keeps the other half whatever the probe does (docs/exec.md#gpu-probe).
+		probeCtx, probeCancel := context.WithTimeout(ctx, timeout/2)
+		if t.gpu.complete(probeCtx, a, t.attrs) && t.tracing != nil {
+			t.tracing.SetResource(t.attrs.Resource())
 		}
+		probeCancel()
 	}
 	t.span.SetAttributes(attribute.Int("process.exit.code", status))
+	t.span.SetAttributes(usage.SpanAttributes(ru)...)
+	if peak, ok := t.cgroup.MemoryPeak(); ok {
+		t.span.SetAttributes(attribute.Int64(usage.CgroupMemoryPeak, peak))
+	}
 	if status != 0 {
 		t.span.SetStatus(codes.Error, detail)
 	}
 	t.span.End()
-	if err := t.tracing.Shutdown(ctx); err != nil {
+	var errs []error
+	if t.tracing != nil {
+		errs = append(errs, t.tracing.Shutdown(ctx))
+	}
+	if t.metrics != nil {
+		errs = append(errs, t.metrics.end(ctx, status, ru))
+	}
+	if err := errors.Join(errs...); err != nil {
 		fmt.Fprintf(a.stderr, "lens exec: telemetry shutdown: %v\n", oneLine(err))
 	}
 	t.restoreIdentity()
@@ -341,7 +444,7 @@ func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", ";
 func (a *app) exec(ctx context.Context, x *execRun) error {
 	tel := a.startTelemetry(ctx, x)
 	childCtx, opts := ctx, []carrier.ChildOption{carrier.WithEnviron(a.environ())}
-	if tel != nil {
+	if tel != nil && tel.propagator != nil {
 		childCtx = tel.ctx
 		opts = append(opts, carrier.WithPropagator(tel.propagator))
 	}
@@ -364,7 +467,7 @@ func (a *app) exec(ctx context.Context, x *execRun) error {
 			status = se.Status()
 		}
 		if tel != nil {
-			tel.end(a, status, err.Error(), x.flush, nil)
+			tel.end(a, status, nil, err.Error(), x.flush, nil)
 		}
 		return exitStatus(status)
 	}
@@ -374,6 +477,7 @@ func (a *app) exec(ctx context.Context, x *execRun) error {
 			attribute.String("process.executable.path", p.Path()),
 			attribute.Int("process.pid", p.Pid()),
 		)
+		tel.metrics.started(p.Pid())
 	}
 	// As PID 1, lens reaps every orphan once its own probe is done.
 	go func() {
@@ -383,7 +487,7 @@ func (a *app) exec(ctx context.Context, x *execRun) error {
 	exit := p.Wait()
 	closeFiles()
 	if tel != nil {
-		tel.end(a, exit.Status(), exit.String(), x.flush, p.Interrupted())
+		tel.end(a, exit.Status(), exit.Usage, exit.String(), x.flush, p.Interrupted())
 	}
 	a.dieBy = exit.Signal
 	return exitStatus(exit.Status())

@@ -62,6 +62,7 @@ func TestMain(m *testing.M) {
 //	signal   print "ready", wait for SIGINT or SIGTERM, print its name;
 //	         then exit 7 for SIGINT, or die by SIGTERM
 //	kill     kill itself with SIGKILL
+//	burn=C,M spend C ms of CPU time and hold M MiB (see burn)
 func helper(mode string) int {
 	switch {
 	case mode == "args":
@@ -91,6 +92,8 @@ func helper(mode string) int {
 			fmt.Println("no signal")
 			return 98
 		}
+	case strings.HasPrefix(mode, "burn="):
+		return burn(strings.TrimPrefix(mode, "burn="))
 	case mode == "kill":
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		time.Sleep(10 * time.Second)

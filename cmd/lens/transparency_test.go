@@ -760,6 +760,7 @@ func TestExecProbeDoesNotDelayStart(t *testing.T) {
 		"PATH=" + dir + ":" + os.Getenv("PATH"),
 		"NEMO_LENS_ENABLED=true",
 		"OTEL_TRACES_EXPORTER=console",
+		"LENS_NVIDIA_PROCFS=" + t.TempDir(), // a driver tree without GPUs: the identity runs no nvidia-smi
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

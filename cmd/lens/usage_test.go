@@ -24,7 +24,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--nope"}, "", "lens: unknown flag --nope", "usage: lens [--help]"},
 		{[]string{"help", "nope"}, "", `lens: unknown command "nope"`, "usage: lens [--help]"},
 		{[]string{"detect", "--bogus"}, "", "lens detect: unknown flag --bogus", "usage: lens detect "},
-		{[]string{"detect", "--only", "mars"}, "", `lens detect: invalid value "mars" for flag --only: must be one of local, slurm, kubernetes`, "usage: lens detect "},
+		{[]string{"detect", "--only", "mars"}, "", `lens detect: invalid value "mars" for flag --only: must be one of local, slurm, kubernetes, gpus`, "usage: lens detect "},
 		{[]string{"detect", "--format"}, "", "lens detect: flag needs an argument: --format", "usage: lens detect "},
 		{[]string{"detect", "extra"}, "", `lens detect: unexpected argument "extra"`, "usage: lens detect "},
 		{[]string{"detect", "--format", "env", "--explain"}, "", "lens detect: --explain cannot be combined with --format env", "usage: lens detect "},

@@ -8,6 +8,7 @@ package assembly
 import (
 	"cmp"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"strconv"
@@ -50,6 +51,9 @@ type Options struct {
 	Wrapper string
 	// PID is the wrapper's pid (0: os.Getpid()).
 	PID int
+	// GPUDevices adds the nv.gpu.visible.* keys of detect.VisibleGPUs after
+	// detection (docs/detection.md#gpu-devices).
+	GPUDevices bool
 
 	runIDSource string // set by FillRunID
 }
@@ -204,6 +208,9 @@ func ResourceAttributes(ctx context.Context, cfg telemetry.Config, o *Options, b
 
 	// Layer 5: detection. It records its own origins.
 	m.Update(detect.All(ctx, o.detectOptions()...))
+	if o.GPUDevices {
+		gpuDevices(ctx, m, o)
+	}
 
 	// Layer 6: type reconstruction.
 	before := m
@@ -243,6 +250,25 @@ func ResourceAttributes(ctx context.Context, cfg telemetry.Config, o *Options, b
 		instanceID(m, o)
 	}
 	return m, nil
+}
+
+// gpuDevices adds lens-go's GPU identity (docs/detection.md#gpu-devices) to
+// m, with its origin; a failure other than no driver is a warning naming its
+// source.
+func gpuDevices(ctx context.Context, m *attr.Map, o *Options) {
+	devs, err := detect.VisibleGPUs(ctx, o.detectOptions()...)
+	switch {
+	case err == nil:
+		for k, v := range detect.VisibleGPUAttributes(devs).All() {
+			m.Set(k, v)
+			o.Explain.Record(k, devs[0].Source)
+		}
+	case errors.Is(err, detect.ErrNoGPUDriver):
+		o.Explain.Note(lensconv.NVGPUVisibleUUID, err.Error())
+	default:
+		logx.Logger(o.Logger, logx.Providers).Warn("no GPU identity in the resource: " + err.Error())
+		o.Explain.Note(lensconv.NVGPUVisibleUUID, err.Error())
+	}
 }
 
 // instanceID completes service.instance.id for the exported resource: this

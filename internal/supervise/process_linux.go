@@ -149,7 +149,8 @@ func (p *Process) wait(pid int) {
 	if !p.pid1 || p.sigs == nil {
 		for {
 			var ws syscall.WaitStatus
-			_, err := syscall.Wait4(pid, &ws, opts, nil)
+			var ru syscall.Rusage
+			_, err := syscall.Wait4(pid, &ws, opts, &ru)
 			if errors.Is(err, syscall.EINTR) {
 				continue
 			}
@@ -157,7 +158,7 @@ func (p *Process) wait(pid int) {
 				p.exit = Exit{Code: -1, Signal: syscall.SIGKILL}
 				return
 			}
-			if p.status(ws) {
+			if p.status(ws, &ru) {
 				return
 			}
 		}
@@ -169,14 +170,15 @@ func (p *Process) wait(pid int) {
 	for {
 		for {
 			var ws syscall.WaitStatus
-			got, err := syscall.Wait4(target, &ws, opts|syscall.WNOHANG, nil)
+			var ru syscall.Rusage
+			got, err := syscall.Wait4(target, &ws, opts|syscall.WNOHANG, &ru)
 			if errors.Is(err, syscall.EINTR) {
 				continue
 			}
 			if err != nil || got <= 0 {
 				break
 			}
-			if got == pid && p.status(ws) {
+			if got == pid && p.status(ws, &ru) {
 				return
 			}
 			// else: an orphan, reaped.
@@ -189,14 +191,14 @@ func (p *Process) wait(pid int) {
 	}
 }
 
-// status handles one wait status of the command; it reports whether the
-// command has ended.
-func (p *Process) status(ws syscall.WaitStatus) bool {
+// status handles one wait status of the command, and the resource usage
+// the same wait4 gave; it reports whether the command has ended.
+func (p *Process) status(ws syscall.WaitStatus, ru *syscall.Rusage) bool {
 	switch {
 	case ws.Exited():
-		p.exit = Exit{Code: ws.ExitStatus()}
+		p.exit = Exit{Code: ws.ExitStatus(), Usage: ru}
 	case ws.Signaled():
-		p.exit = Exit{Code: -1, Signal: ws.Signal()}
+		p.exit = Exit{Code: -1, Signal: ws.Signal(), Usage: ru}
 	case ws.Stopped():
 		// A job-control stop of the command (a terminal's Ctrl-Z, a
 		// background read or write, SIGTSTP) stops lens too, so that

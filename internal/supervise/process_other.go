@@ -46,7 +46,8 @@ func Start(c *Command) (*Process, error) {
 			p.exit = Exit{Code: -1}
 			return
 		}
-		p.exit = Exit{Code: ps.ExitCode()}
+		ru, _ := ps.SysUsage().(*syscall.Rusage)
+		p.exit = Exit{Code: ps.ExitCode(), Usage: ru}
 	}()
 	go func() {
 		defer close(p.relayDone)

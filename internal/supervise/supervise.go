@@ -92,6 +92,10 @@ type Exit struct {
 	Code int
 	// Signal is the signal that killed the command, else 0.
 	Signal syscall.Signal
+	// Usage is the command's resource usage from the wait that reaped it
+	// (wait4(2): the command and the descendants it waited for), or nil
+	// when the platform or the wait gave none.
+	Usage *syscall.Rusage
 }
 
 // Status is the exit status lens reports: the code, or 128+N when signal

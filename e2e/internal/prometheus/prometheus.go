@@ -21,6 +21,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nemolens/lens-go/e2e/internal/backend"
@@ -65,8 +67,27 @@ func spec(workDir string) backend.Spec {
 // a binary, failed when CI=true or PROMETHEUS_BIN is set).
 func StartForTest(t testing.TB) *Prometheus {
 	t.Helper()
+	return startForTest(t, ConfigYAML)
+}
+
+// StartScrapingForTest is StartForTest with one scrape job more, job,
+// that scrapes each target ("host:port", path /metrics) every second: an
+// exporter's series (DCGM exporter's, say) beside the OTLP ones.
+func StartScrapingForTest(t testing.TB, job string, targets ...string) *Prometheus {
+	t.Helper()
+	quoted := make([]string, len(targets))
+	for i, target := range targets {
+		quoted[i] = strconv.Quote(target)
+	}
+	cfg := fmt.Sprintf("%s\nscrape_configs:\n  - job_name: %q\n    scrape_interval: 1s\n    scrape_timeout: 1s\n    static_configs:\n      - targets: [%s]\n",
+		ConfigYAML, job, strings.Join(quoted, ", "))
+	return startForTest(t, []byte(cfg))
+}
+
+func startForTest(t testing.TB, cfg []byte) *Prometheus {
+	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), ConfigYAML, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := backend.StartForTest(t, BinEnv, "prometheus", BuildHint, spec(dir))
