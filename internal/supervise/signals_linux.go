@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -22,6 +23,21 @@ var relayed = func() map[syscall.Signal]bool {
 	for s := sigRTMin; s <= sigRTMax; s++ {
 		m[syscall.Signal(s)] = true
 	}
+	return m
+}()
+
+// sigNames are the names of the relayed signals, as kill -l spells them.
+var sigNames = func() map[syscall.Signal]string {
+	m := map[syscall.Signal]string{
+		syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGABRT: "SIGABRT",
+		syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
+		syscall.SIGWINCH: "SIGWINCH", syscall.SIGIO: "SIGIO", syscall.SIGPWR: "SIGPWR",
+		syscall.SIGTSTP: "SIGTSTP", syscall.SIGCONT: "SIGCONT",
+	}
+	for s := sigRTMin; s <= sigRTMax; s++ {
+		m[syscall.Signal(s)] = "SIGRTMIN+" + strconv.Itoa(s-sigRTMin)
+	}
+	m[sigRTMax] = "SIGRTMAX"
 	return m
 }()
 
