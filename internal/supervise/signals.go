@@ -14,7 +14,8 @@ import (
 type Signals struct {
 	c chan os.Signal
 	// ignored are the signals lens was started with ignored that the Go
-	// runtime left ignored (SIGHUP, SIGINT).
+	// runtime left ignored (SIGHUP, SIGINT, and SIGTSTP and SIGCONT, for
+	// which it installs no handler of its own).
 	ignored []os.Signal
 }
 
@@ -31,8 +32,8 @@ const signalQueue = 256
 // in the command when it starts, so it gets the default dispositions.
 //
 // A signal that lens was started with ignored and that the Go runtime left
-// ignored (SIGHUP and SIGINT: nohup, a shell's background job) is
-// subscribed too, so that one sent to lens's pid reaches a command that
+// ignored (SIGHUP and SIGINT: nohup, a shell's background job; SIGTSTP and
+// SIGCONT) is subscribed too, so that one sent to lens's pid reaches a command that
 // installed its own handler; the command starts with it ignored, as it
 // would without lens. The runtime replaces the other inherited SIG_IGN
 // dispositions with its own handler before lens's first instruction, so
@@ -40,8 +41,9 @@ const signalQueue = 256
 func Notify() *Signals {
 	s := &Signals{c: make(chan os.Signal, signalQueue)}
 	subs := subscribed()
+	ign := inheritedIgnored()
 	for _, sig := range subs {
-		if signal.Ignored(sig) {
+		if n, ok := sig.(syscall.Signal); ok && ign&(1<<(n-1)) != 0 || signal.Ignored(sig) {
 			s.ignored = append(s.ignored, sig)
 		}
 	}

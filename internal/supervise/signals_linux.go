@@ -3,6 +3,7 @@ package supervise
 import (
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -47,4 +48,22 @@ func subscribed() []os.Signal {
 		out = append(out, s)
 	}
 	return out
+}
+
+// inheritedIgnored is the SigIgn mask of /proc/self/status (bit N-1 for
+// signal N), read before lens subscribes: the runtime has replaced the
+// inherited SIG_IGN of the signals it handles itself, but not of SIGHUP and
+// SIGINT, nor of the job-control signals it leaves at their defaults.
+func inheritedIgnored() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "SigIgn:"); ok {
+			m, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return m
+		}
+	}
+	return 0
 }
