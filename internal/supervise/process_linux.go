@@ -52,6 +52,7 @@ type Process struct {
 	exit        Exit
 	interrupted chan struct{} // closed by a stop request after the exit
 	intOnce     sync.Once
+	intBy       syscall.Signal // the signal that closed interrupted
 	closed      chan struct{}
 	closeOnce   sync.Once
 	relayDone   chan struct{}
@@ -409,7 +410,7 @@ func (p *Process) interrupt(s syscall.Signal) {
 	}
 	switch s {
 	case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT:
-		p.intOnce.Do(func() { close(p.interrupted) })
+		p.intOnce.Do(func() { p.intBy = s; close(p.interrupted) })
 	}
 }
 

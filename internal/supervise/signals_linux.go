@@ -38,6 +38,7 @@ var sigNames = func() map[syscall.Signal]string {
 	for s := sigRTMin; s <= sigRTMax; s++ {
 		m[syscall.Signal(s)] = "SIGRTMIN+" + strconv.Itoa(s-sigRTMin)
 	}
+	m[sigRTMin] = "SIGRTMIN"
 	m[sigRTMax] = "SIGRTMAX"
 	return m
 }()
