@@ -44,6 +44,9 @@ type sender struct {
 	count string
 	env   map[string]string
 	flags []string
+	// note is the start of the one line lens must say on stderr (wrapped);
+	// without it lens says nothing.
+	note string
 }
 
 // argv is the scenario's command line.
@@ -135,7 +138,7 @@ func TestTransparentSenders(t *testing.T) {
 		// lens wraps a launcher: the group signal reaches its children.
 		{name: "launched/group/children", group: true, inner: 2, sig: rtCounted, count: "RT"},
 		{name: "leader/group/children", leader: true, group: true, inner: 2, sig: rtCounted, count: "RT",
-			flags: []string{"--signals", "direct"}},
+			flags: []string{"--signals", "direct"}, note: "lens exec: SIGRTMIN+1 was not passed on: with --signals direct"},
 		// A batch script's `lens exec … &` (trap 'kill -USR1 $PID' USR1) and
 		// a supervisor's kill inside a job.
 		{name: "slurm-job/launched/pid/USR1", sig: syscall.SIGUSR1, count: "USR1", env: job},
@@ -145,8 +148,16 @@ func TestTransparentSenders(t *testing.T) {
 		{name: "slurm-job/leader/pid/USR1", leader: true, sig: syscall.SIGUSR1, count: "USR1", env: job},
 		{name: "slurm-job/leader/group/USR1", leader: true, group: true, sig: syscall.SIGUSR1, count: "USR1", env: job},
 		// An srun task's process group (proctrack/pgid signals it).
-		{name: "slurm-step/leader/group/rt", leader: true, group: true, sig: rtCounted, count: "RT", env: step},
-		{name: "slurm-step/launched/group/rt", group: true, sig: rtCounted, count: "RT", env: step},
+		// Slurm's end of the job signals every process of the batch step:
+		// lens cannot tell it from this one, and says so.
+		{name: "slurm-job/leader/pid/TERM", leader: true, sig: syscall.SIGTERM, count: "TERM", env: job,
+			note: "lens exec: passed SIGTERM on to the command; if Slurm sent it to every process"},
+		// An srun task's process group (proctrack/pgid signals it); lens
+		// passes nothing on, and says so.
+		{name: "slurm-step/leader/group/rt", leader: true, group: true, sig: rtCounted, count: "RT", env: step,
+			note: "lens exec: SIGRTMIN+1 was not passed on: with --signals direct"},
+		{name: "slurm-step/launched/group/rt", group: true, sig: rtCounted, count: "RT", env: step,
+			note: "lens exec: SIGRTMIN+1 was not passed on: with --signals direct"},
 		// Started with SIGINT ignored (a script's `cmd &`); the command
 		// installs its own handler and gets what is sent to it.
 		{name: "ignored-int/leader/pid/INT", leader: true, state: ignoreINT, sig: syscall.SIGINT, count: "INT"},
@@ -191,6 +202,9 @@ func TestTransparentSenders(t *testing.T) {
 					if want := fmt.Sprintf(" %s=%d ", tc.count, rounds); !strings.Contains(" "+c+" ", want) {
 						t.Errorf("wrapped=%v: %s, want%s; stderr %q", wrapped, c, want, r.stderr)
 					}
+				}
+				if wrapped && (strings.Count(r.stderr.String(), "\n") != min(1, len(tc.note)) || !strings.HasPrefix(r.stderr.String(), tc.note)) {
+					t.Errorf("lens's stderr %q, want one line starting %q, or nothing", r.stderr, tc.note)
 				}
 			}
 			if !slices.Equal(counts[0], counts[1]) {

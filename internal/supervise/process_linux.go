@@ -83,9 +83,12 @@ func Start(c *Command) (*Process, error) {
 	if p.mode == ModeAuto {
 		p.mode = ModeRelay
 	}
-	if p.mode == ModeAside && (p.sigs == nil || p.pid1) {
-		// Nothing to pass on (in-process tests), or PID 1, which leads
-		// its group and cannot leave it.
+	switch {
+	case p.mode == ModeAside && p.pid1:
+		// The runtime signals PID 1 alone: nobody aims at its group.
+		p.mode = ModeRelay
+	case p.mode == ModeAside && p.sigs == nil:
+		// Nothing to pass on (in-process tests): lens stays where it is.
 		p.mode = ModeDirect
 	}
 	sys := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -331,7 +334,7 @@ func (p *Process) relay() {
 			p.say("stopped", sigName(s)+" arrived while the command was stopped and lens was in its process group: it is taken as sent to that group and not passed on (docs/exec.md#signals)")
 			continue
 		default: // ModeDirect
-			p.say("direct", sigName(s)+" was not passed on: with --signals direct (a Slurm step) the sender signals the command itself, and a signal sent to lens's pid alone does not reach it (docs/exec.md#signals)")
+			p.say("direct", sigName(s)+" was not passed on: with --signals direct (the default in a Slurm step) the sender signals the command itself, and a signal sent to lens's pid alone does not reach it (docs/exec.md#signals)")
 			continue
 		}
 		if p.slurm && p.mode != ModeDirect && (s == syscall.SIGTERM || s == syscall.SIGCONT) {
