@@ -17,6 +17,7 @@ var resolveModeCases = []struct {
 	{ModeAuto, Place{}, ModeAside},                                               // a script's child, Popen, torch 1.13 workers
 	{ModeAuto, Place{Leader: true}, ModeRelay},                                   // a shell's job, a terminal's session
 	{ModeAuto, Place{PID1: true, Leader: true}, ModeRelay},                       // a container's entrypoint
+	{ModeAuto, Place{PID1: true}, ModeRelay},                                     // unshare --fork's PID 1 shares unshare's group
 	{ModeAuto, Place{PID1: true, Leader: true, SlurmJob: true}, ModeRelay},       // docker run from a batch script
 	{ModeAuto, Place{Leader: true, SlurmJob: true}, ModeRelay},                   // exec lens exec as the batch script
 	{ModeAuto, Place{SlurmJob: true}, ModeAside},                                 // lens exec … & in a batch script
