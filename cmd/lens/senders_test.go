@@ -9,7 +9,7 @@ package main
 // with and without a Slurm job's environment, and the process state a
 // launcher hands down (blocked and ignored signals). docs/exec.md#signals
 // has the rules; the Slurm batch signal runs against the real Slurm in
-// e2e/transparency_slurm_test.go.
+// e2e/batchsignal_slurm_test.go.
 
 import (
 	"errors"

@@ -594,19 +594,7 @@ drain:
 func TestTransparentPID1(t *testing.T) {
 	t.Parallel()
 	obs := observer(t)
-	unshare, err := exec.LookPath("unshare")
-	if err == nil && os.Geteuid() != 0 {
-		err = errors.New("not root")
-	}
-	if err == nil {
-		err = exec.Command(unshare, "--pid", "--fork", "--mount-proc", "true").Run()
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("a PID namespace is needed (unshare --pid --fork --mount-proc as root): %v", err)
-		}
-		t.Skipf("skipping: no PID namespace: %v", err)
-	}
+	unshare := needPIDNamespace(t)
 	const orphans = "200"
 	for _, tc := range []struct {
 		name string
