@@ -426,36 +426,47 @@ func TestTransparentInherited(t *testing.T) {
 func TestTransparentStopAside(t *testing.T) {
 	t.Parallel()
 	obs := observer(t)
-	for _, wrapped := range []bool{false, true} {
-		tc := sender{group: true}
-		r := scenario{sys: &syscall.SysProcAttr{Setpgid: true}}.startArgv(t, tc.argv(obs, wrapped))
-		pid := r.readyPIDs(1)[0]
-		child := childOf(t, r.pid())
-		send(t, -r.pid(), syscall.SIGTSTP)
-		waitState(t, pid, "T")
-		waitState(t, child, "T")
-		send(t, -r.pid(), syscall.SIGCONT)
-		waitState(t, pid, "S")
-		// lens is running again, and out of the command's group: a group
-		// signal reaches the command once.
-		deadline := time.Now().Add(guard)
-		for st := procState(child); st != "S" || wrapped && procGroup(child) != child; st = procState(child) {
-			if time.Now().After(deadline) {
-				t.Fatalf("wrapped=%v: pid %d in state %q, group %d after SIGCONT", wrapped, child, st, procGroup(child))
+	// group: the terminal's Ctrl-Z and the shell's fg (SIGTSTP and SIGCONT to
+	// the group); pid: kill -TSTP and kill -CONT of lens's pid alone.
+	for _, target := range []string{"group", "pid"} {
+		t.Run(target, func(t *testing.T) {
+			t.Parallel()
+			for _, wrapped := range []bool{false, true} {
+				tc := sender{group: true}
+				r := scenario{sys: &syscall.SysProcAttr{Setpgid: true}}.startArgv(t, tc.argv(obs, wrapped))
+				pid := r.readyPIDs(1)[0]
+				child := childOf(t, r.pid()) // lens, or the bare command
+				to := -r.pid()
+				if target == "pid" {
+					to = child
+				}
+				send(t, to, syscall.SIGTSTP)
+				waitState(t, pid, "T")
+				waitState(t, child, "T")
+				send(t, to, syscall.SIGCONT)
+				waitState(t, pid, "S")
+				// lens is running again, and out of the command's group: a
+				// group signal reaches the command once.
+				deadline := time.Now().Add(guard)
+				for st := procState(child); st != "S" || wrapped && procGroup(child) != child; st = procState(child) {
+					if time.Now().After(deadline) {
+						t.Fatalf("wrapped=%v: pid %d in state %q, group %d after SIGCONT", wrapped, child, st, procGroup(child))
+					}
+					time.Sleep(time.Millisecond)
+				}
+				for range rounds {
+					send(t, -r.pid(), rtCounted)
+					r.delivered(rtCounted)
+				}
+				send(t, pid, rtEnd)
+				if c := r.next("counts "); !strings.Contains(c, fmt.Sprintf(" RT=%d ", rounds)) {
+					t.Errorf("wrapped=%v: %s, want RT=%d", wrapped, c, rounds)
+				}
+				if st := r.status(); st != 0 {
+					t.Errorf("wrapped=%v: status %d, want 0; stderr %q", wrapped, st, r.stderr)
+				}
 			}
-			time.Sleep(time.Millisecond)
-		}
-		for range rounds {
-			send(t, -r.pid(), rtCounted)
-			r.delivered(rtCounted)
-		}
-		send(t, pid, rtEnd)
-		if c := r.next("counts "); !strings.Contains(c, fmt.Sprintf(" RT=%d ", rounds)) {
-			t.Errorf("wrapped=%v: %s, want RT=%d", wrapped, c, rounds)
-		}
-		if st := r.status(); st != 0 {
-			t.Errorf("wrapped=%v: status %d, want 0; stderr %q", wrapped, st, r.stderr)
-		}
+		})
 	}
 }
 
