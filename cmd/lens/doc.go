@@ -20,7 +20,7 @@
 //	lens env --stage sbatch|task [--container-image IMAGE]
 //	lens taskprolog [--policy FILE]      (also: any name with "taskprolog")
 //	lens exec [--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index]
-//	          [--signals auto|relay|direct] [--command-args] [--flush-timeout D]
+//	          [--signals auto|relay|direct|aside] [--command-args] [--flush-timeout D]
 //	          [--] COMMAND [ARG...]
 //	lens emit-spans [--service NAME] [--flush-timeout D] --span NAME,START,END[,PARENT]...
 //	lens reckon [--infra-step NAME[,NAME...]]... [--wait D] [--flush-timeout D] JOBID
