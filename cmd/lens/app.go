@@ -184,14 +184,14 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 		case c == root && arg == "help":
 			return a.helpCommand(args[1:])
 		case strings.HasPrefix(arg, "-"):
-			return a.usageFail(c, fmt.Sprintf("unknown flag %s", arg))
+			return a.usageFail(c, fmt.Sprintf("unknown flag %s", arg)+c.suggestFlag(arg))
 		}
 		for _, s := range c.subs {
 			if s.leaf() == args[0] {
 				return a.dispatch(ctx, s, args[1:])
 			}
 		}
-		return a.usageFail(c, fmt.Sprintf("unknown command %q", args[0]))
+		return a.usageFail(c, fmt.Sprintf("unknown command %q", args[0])+c.suggestCommand(args[0]))
 	}
 	fs := newFlagSet(c)
 	runner := c.setup(fs)
@@ -201,9 +201,9 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 			return 0
 		}
 		if !c.lenient {
-			return a.usageFail(c, flagMessage(err))
+			return a.usageFail(c, flagMessage(fs, err))
 		}
-		fmt.Fprintf(a.stderr, "lens %s: %s; running with the defaults\n", c.name, oneLineText(flagMessage(err)))
+		fmt.Fprintf(a.stderr, "lens %s: %s; running with the defaults\n", c.name, oneLineText(flagMessage(fs, err)))
 		fs = newFlagSet(c)
 		runner = c.setup(fs)
 	}
@@ -229,16 +229,98 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 var flagErrorName = regexp.MustCompile(`((?:^|defined: |for flag |for |argument: ))-([A-Za-z][A-Za-z0-9-]*)`)
 
 // flagMessage is the flag package's error with flags spelled as the
-// documentation spells them.
-func flagMessage(err error) string {
+// documentation spells them, the accepted form of a value that does not
+// parse, and a suggestion for an unknown flag.
+func flagMessage(fs *flag.FlagSet, err error) string {
 	msg := flagErrorName.ReplaceAllString(err.Error(), "${1}--${2}")
 	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
-		return "unknown flag " + rest
+		return "unknown flag " + rest + suggest(strings.TrimLeft(rest, "-"), flagNames(fs), "--")
 	}
 	if strings.HasPrefix(msg, "invalid boolean value ") {
 		msg = strings.TrimSuffix(msg, ": parse error") + ": want true or false"
 	}
+	if m := flagErrorName.FindStringSubmatch(err.Error()); m != nil && strings.HasSuffix(msg, ": parse error") {
+		if f := fs.Lookup(m[2]); f != nil {
+			if _, ok := f.Value.(flag.Getter).Get().(time.Duration); ok {
+				msg = strings.TrimSuffix(msg, ": parse error") + durationForm
+			}
+		}
+	}
 	return msg
+}
+
+// durationForm is the accepted form of every duration flag: a number
+// without a unit is refused rather than guessed (docs/cli.md#durations).
+const durationForm = ": want a duration with its unit, such as 5s, 500ms or 1m30s"
+
+func flagNames(fs *flag.FlagSet) []string {
+	names := []string{"help"}
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return names
+}
+
+func (c *command) suggestCommand(name string) string {
+	var names []string
+	for _, s := range c.subs {
+		names = append(names, s.leaf())
+	}
+	if c == root {
+		names = append(names, "help")
+	}
+	return suggest(name, names, "")
+}
+
+// suggestFlag suggests a flag of a group (--help, and --version at the root).
+func (c *command) suggestFlag(arg string) string {
+	names := []string{"help"}
+	if c == root {
+		names = append(names, "version")
+	}
+	return suggest(strings.TrimLeft(arg, "-"), names, "--")
+}
+
+// suggest returns "; did you mean X?" for the candidate closest to typed:
+// within an edit distance of 2 (Levenshtein), or one that typed is a prefix
+// of; "" when none is.
+func suggest(typed string, candidates []string, prefix string) string {
+	best, bestDist := "", 3
+	if typed, _, _ = strings.Cut(typed, "="); typed == "" {
+		return ""
+	}
+	for _, c := range candidates {
+		d := editDistance(typed, c)
+		if d > 2 && strings.HasPrefix(c, typed) {
+			d = 2
+		}
+		if d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %s%s?", prefix, best)
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func newFlagSet(c *command) *flag.FlagSet {
@@ -259,7 +341,7 @@ func (a *app) helpCommand(args []string) int {
 			}
 		}
 		if next == nil {
-			return a.usageFail(c, fmt.Sprintf("unknown command %q", arg))
+			return a.usageFail(c, fmt.Sprintf("unknown command %q", arg)+c.suggestCommand(arg))
 		}
 		c = next
 	}

@@ -71,6 +71,9 @@ trace (docs/tracing.md#attempt-python).`,
 			if err != nil || !ok {
 				return err
 			}
+			if id, _ := a.env.LookupEnv(slurmJobIDEnv); pytext.TrimSpace(id) == "" {
+				fmt.Fprintln(a.stderr, "lens env: "+noSlurmJobNote)
+			}
 			if tp := a.attemptTraceparent(); tp != "" {
 				if _, err := fmt.Fprintf(a.stdout, "export TRACEPARENT=%s\n", tp); err != nil {
 					return err
@@ -109,6 +112,12 @@ func (a *app) attemptTraceparent() string {
 	return attempt.Traceparent()
 }
 
+// slurmJobIDEnv is the variable whose absence means lens env runs outside a
+// Slurm job: it then adds no slurm.* attributes, and says so.
+const slurmJobIDEnv = "SLURM_JOB_ID"
+
+const noSlurmJobNote = "note: no Slurm job found (SLURM_JOB_ID is not set): the export adds no slurm.* attributes"
+
 // traceparentEnv is the W3C Trace Context variable of the environment
 // carrier (the OpenTelemetry specification's environment propagation).
 const traceparentEnv = "TRACEPARENT"
@@ -143,7 +152,7 @@ func (a *app) stageCarrier(ctx context.Context, env environ.Lookuper, stage, ima
 		}
 	}
 	current, had := env.LookupEnv(carrier.EnvVar)
-	text, dropped := carrier.Extend(current, additions, nil)
+	text, dropped := carrier.Append(current, additions)
 	for _, d := range dropped {
 		report("dropped %q: %s", d.Key, droppedReason(d.Err))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/internal/pytext"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 // choice is a string flag restricted to a set of values.
@@ -48,6 +49,9 @@ func (l *attrList) Set(s string) error {
 	if !ok || k == "" {
 		return fmt.Errorf("want KEY=VALUE")
 	}
+	if err := checkRankValue(k, v); err != nil {
+		return err
+	}
 	if l.m == nil {
 		l.m = &attr.Map{}
 	}
@@ -66,6 +70,25 @@ func (l *keyList) Set(s string) error {
 		if k = pytext.TrimSpace(k); k != "" {
 			*l = append(*l, k)
 		}
+	}
+	return nil
+}
+
+// checkRankValue refuses a value of nv.dl.rank, nv.dl.local_rank or
+// nv.dl.world_size that cannot be one: the instance id would be built from
+// it ("…-rankabc"). A rank is a decimal integer 0 or more, a world size 1 or
+// more (docs/cli.md#lens-exec).
+func checkRankValue(key, value string) error {
+	least := int64(0)
+	switch key {
+	case lensconv.NVDLRank, lensconv.NVDLLocalRank:
+	case lensconv.NVDLWorldSize:
+		least = 1
+	default:
+		return nil
+	}
+	if n, err := pytext.ParseInt(value); err != nil || n < least {
+		return fmt.Errorf("%s must be a decimal integer, %d or more", key, least)
 	}
 	return nil
 }

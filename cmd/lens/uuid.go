@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/nemolens/lens-go/detect"
 )
@@ -26,6 +27,9 @@ always exists.`,
 			out := detect.JobUUID(a.env)
 			if *name {
 				out = detect.JobUUIDName(a.env)
+			}
+			if n := detect.JobUUIDName(a.env); strings.HasSuffix(n, "/nojob") {
+				fmt.Fprintf(a.stderr, "lens uuid job: %s\n", noJobNote(n))
 			}
 			_, err := fmt.Fprintln(a.stdout, out)
 			return err
@@ -66,4 +70,10 @@ with status 1.`,
 			return err
 		}
 	},
+}
+
+// noJobNote is what lens uuid job says on stderr when the environment names
+// no Slurm job: its UUID is then the same on every machine.
+func noJobNote(name string) string {
+	return fmt.Sprintf("note: no Slurm job id in the environment (SLURM_JOB_ID, or SLURM_ARRAY_JOB_ID in an array task): this is the UUID of %q, the same for every process outside a job", name)
 }
