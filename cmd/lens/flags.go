@@ -44,6 +44,9 @@ func (l *attrList) String() string {
 	return l.m.String()
 }
 
+// Repeatable marks the flag as repeatable in the synopsis.
+func (l *attrList) Repeatable() bool { return true }
+
 func (l *attrList) Set(s string) error {
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || k == "" {
@@ -64,6 +67,9 @@ func (l *attrList) Set(s string) error {
 type keyList []string
 
 func (l *keyList) String() string { return strings.Join(*l, ",") }
+
+// Repeatable marks the flag as repeatable in the synopsis.
+func (l *keyList) Repeatable() bool { return true }
 
 func (l *keyList) Set(s string) error {
 	for k := range strings.SplitSeq(s, ",") {
