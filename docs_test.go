@@ -199,3 +199,37 @@ func TestHeadingSlug(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsIndexListsEveryAnchor: every explicit anchor (<a id>) of a page
+// of docs/ is listed in docs/README.md's index as page.md#anchor, so that
+// the index cannot fall behind the rules it indexes.
+func TestDocsIndexListsEveryAnchor(t *testing.T) {
+	t.Parallel()
+	index, err := os.ReadFile("docs/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, page := range pages {
+		if filepath.Base(page) == "README.md" {
+			continue
+		}
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range explicitRE.FindAllStringSubmatch(string(data), -1) {
+			checked++
+			if ref := filepath.Base(page) + "#" + m[1]; !strings.Contains(string(index), "("+ref+")") {
+				t.Errorf("docs/README.md does not list %s", ref)
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("only %d anchors checked", checked)
+	}
+}

@@ -26,6 +26,7 @@ import (
 // The expected version is computed here from git: the pseudo-version the go
 // command gives an untagged commit.
 func TestInstallDocs(t *testing.T) {
+	t.Parallel()
 	goBin := goCommand(t)
 	gitBin, err := exec.LookPath("git")
 	if err != nil {

@@ -32,6 +32,7 @@ func Parse(file string, markdown []byte) ([]Block, error) {
 		pending string // the marker of the line before
 		cur     *Block
 		fence   string
+		other   string // the fence of an unmarked block being skipped
 		n       int
 	)
 	sc := bufio.NewScanner(bytes.NewReader(markdown))
@@ -39,6 +40,12 @@ func Parse(file string, markdown []byte) ([]Block, error) {
 	for sc.Scan() {
 		n++
 		line := sc.Text()
+		if other != "" {
+			if strings.TrimSpace(line) == other {
+				other = ""
+			}
+			continue
+		}
 		if cur != nil {
 			if strings.TrimSpace(line) == fence {
 				blocks = append(blocks, *cur)
@@ -49,15 +56,19 @@ func Parse(file string, markdown []byte) ([]Block, error) {
 			continue
 		}
 		if pending != "" {
-			trimmed := strings.TrimLeft(line, " ")
-			if !strings.HasPrefix(trimmed, "```") && !strings.HasPrefix(trimmed, "~~~") {
+			fence = fenceOf(line)
+			if fence == "" {
 				return nil, fmt.Errorf("%s:%d: marker %q is not followed by a fenced block", file, n-1, pending)
 			}
-			fence = strings.Repeat(trimmed[:1], len(trimmed)-len(strings.TrimLeft(trimmed, trimmed[:1])))
-			info := strings.TrimSpace(trimmed[len(fence):])
+			info := strings.TrimSpace(strings.TrimLeft(line, " ")[len(fence):])
 			lang, _, _ := strings.Cut(info, " ")
 			cur = &Block{Name: pending, Lang: lang, File: file, Line: n}
 			pending = ""
+			continue
+		}
+		if f := fenceOf(line); f != "" {
+			// An unmarked block: markers inside it are its text.
+			other = f
 			continue
 		}
 		if m := markerRE.FindStringSubmatch(line); m != nil {
@@ -114,4 +125,14 @@ func Script(blocks ...Block) string {
 		fmt.Fprintf(&b, "# ---- %s\n%s", bl, bl.Text)
 	}
 	return b.String()
+}
+
+// fenceOf returns the fence a line opens (three or more backticks or
+// tildes, indented by at most three spaces), or "".
+func fenceOf(line string) string {
+	trimmed := strings.TrimLeft(line, " ")
+	if len(line)-len(trimmed) > 3 || !strings.HasPrefix(trimmed, "```") && !strings.HasPrefix(trimmed, "~~~") {
+		return ""
+	}
+	return strings.Repeat(trimmed[:1], len(trimmed)-len(strings.TrimLeft(trimmed, trimmed[:1])))
 }

@@ -8,7 +8,8 @@ import (
 func TestParse(t *testing.T) {
 	t.Parallel()
 	md := "# Title\n\n<!-- test: one -->\n```sh\necho a\n\necho b\n```\n\n```sh\nnot marked\n```\n" +
-		"<!--test:two-->\n````bash title\n```\ninside\n````\n"
+		"<!--test:two-->\n````bash title\n```\ninside\n````\n" +
+		"````\n<!-- test: quoted -->\n```sh\nnot a block\n```\n````\n"
 	got, err := Parse("x.md", []byte(md))
 	if err != nil {
 		t.Fatal(err)
