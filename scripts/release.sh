@@ -146,6 +146,10 @@ A static binary (no libc, no Go needed) of the lens command of lens-go
 Putting it on a cluster's shared path, a module file for Lmod or
 Environment Modules, and pinning the version in a job script:
 https://$module/blob/$commit/docs/install.md
+
+lens-go is licensed under the Apache License 2.0 (LICENSE); the licenses
+of the Go standard library and of every module linked into the binary are
+in THIRD_PARTY_LICENSES.txt.
 EOF
 }
 
