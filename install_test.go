@@ -15,7 +15,8 @@ import (
 	"github.com/nemolens/lens-go/internal/mdblock"
 )
 
-// TestInstallDocs runs the install commands of docs/install.md as written
+// TestInstallDocs runs the install commands of docs/install.md and the
+// README as written
 // (the blocks marked <!-- test: … -->, internal/mdblock), in order, the way
 // a newcomer pastes them: git clone (the GitHub URL, redirected by git's
 // url.insteadOf to a repository holding this commit), go install ./cmd/lens
@@ -112,6 +113,19 @@ func TestInstallDocs(t *testing.T) {
 		t.Errorf("install-clone printed:\n%s\nwant it to start with:\n%s", out, want)
 	}
 	clone := filepath.Join(tmp, "lens-go")
+
+	// The README's short form of the same, in another directory.
+	readme := filepath.Join(tmp, "readme")
+	if err := os.MkdirAll(readme, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(gobin, "lens")); err != nil {
+		t.Fatal(err)
+	}
+	sh(readme, nil, named("README.md", "readme-install")...)
+	if out, err := exec.Command(filepath.Join(gobin, "lens"), "--version").Output(); err != nil || !strings.HasPrefix(string(out), "lens "+pseudo+"\n") {
+		t.Errorf("readme-install: lens --version: %v, %q; want lens %s", err, out, pseudo)
+	}
 
 	// The library from the clone: the README's snippets as a program beside it.
 	app := filepath.Join(tmp, "app")
