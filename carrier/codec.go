@@ -355,7 +355,7 @@ func Append(text string, defaults *attr.Map) (string, []Dropped) {
 	have := Parse(text)
 	add := attr.WithCapacity(defaults.Len())
 	for k, v := range defaults.All() {
-		if !have.Has(k) {
+		if !have.Has(pytext.TrimSpace(k)) { // Format writes the key trimmed
 			add.Set(k, v)
 		}
 	}
