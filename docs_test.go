@@ -199,3 +199,80 @@ func TestHeadingSlug(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsIndexListsEveryAnchor: every explicit anchor (<a id>) of a page
+// of docs/ is listed in docs/README.md's index as page.md#anchor, so that
+// the index cannot fall behind the rules it indexes.
+func TestDocsIndexListsEveryAnchor(t *testing.T) {
+	t.Parallel()
+	index, err := os.ReadFile("docs/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, page := range pages {
+		if filepath.Base(page) == "README.md" {
+			continue
+		}
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range explicitRE.FindAllStringSubmatch(string(data), -1) {
+			checked++
+			if ref := filepath.Base(page) + "#" + m[1]; !strings.Contains(string(index), "("+ref+")") {
+				t.Errorf("docs/README.md does not list %s", ref)
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("only %d anchors checked", checked)
+	}
+}
+
+// TestReadmeNamesDirectDependencies: the README's sentence on the main
+// module's dependencies names the family of every direct requirement of
+// go.mod, so that a new dependency cannot go unsaid.
+func TestReadmeNamesDirectDependencies(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sentence, _ := strings.Cut(strings.Join(strings.Fields(string(readme)), " "), "The main module's direct dependencies are ")
+	sentence, _, _ = strings.Cut(sentence, ";")
+	gomod, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	families := map[string]string{ // module path prefix: the README's name
+		"go.opentelemetry.io/":       "OpenTelemetry",
+		"google.golang.org/grpc":     "gRPC",
+		"google.golang.org/protobuf": "protobuf",
+		"github.com/go-logr/":        "logr",
+	}
+	direct := 0
+	for line := range strings.SplitSeq(string(gomod), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || strings.Contains(line, "// indirect") || !strings.Contains(f[0], ".") || f[0] == "module" {
+			continue
+		}
+		direct++
+		named := false
+		for prefix, name := range families {
+			if strings.HasPrefix(f[0], prefix) {
+				named = strings.Contains(sentence, name)
+			}
+		}
+		if !named {
+			t.Errorf("go.mod requires %s directly; the README's dependency sentence (%q) does not name it", f[0], sentence)
+		}
+	}
+	if direct < 10 {
+		t.Errorf("only %d direct requirements read from go.mod", direct)
+	}
+}

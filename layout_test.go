@@ -51,6 +51,7 @@ func TestShippedCodeHasNoTestSupport(t *testing.T) {
 		for _, bad := range []string{
 			module + "/internal/testvectors", module + "/internal/collectortest",
 			module + "/internal/faulttest", module + "/internal/scalegen", module + "/internal/callgrind",
+			module + "/internal/mdblock",
 			"testing",
 		} {
 			if slices.Contains(deps, bad) {
@@ -122,7 +123,7 @@ func TestCLIDoesNotLinkLogs(t *testing.T) {
 // (e2e, tools/...) and testdata are skipped.
 func shippedFiles(t *testing.T) map[string]*ast.File {
 	t.Helper()
-	testSupport := []string{"internal/testvectors", "internal/collectortest", "internal/faulttest", "internal/scalegen", "internal/callgrind"}
+	testSupport := []string{"internal/testvectors", "internal/collectortest", "internal/faulttest", "internal/scalegen", "internal/callgrind", "internal/mdblock"}
 	files := map[string]*ast.File{}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {

@@ -342,3 +342,29 @@ func Extend(text string, defaults, overrides *attr.Map) (string, []Dropped) {
 	m.Update(overrides)
 	return Format(m)
 }
+
+// Append returns text with the entries of defaults whose keys text does not
+// hold (as Parse reads it) formatted and appended after a comma, as the
+// Python reference's launcher command (nemo-lens set-slurm-resource-attrs)
+// does: the inherited segments are kept byte for byte — their escapes,
+// malformed and duplicate segments included — and only the appended entries
+// are formatted (docs/compatibility.md#lens-env). Keys already in text win,
+// as with Extend(text, defaults, nil), whose parsed result is the same map
+// in another order. Text without a key to add is returned unchanged.
+func Append(text string, defaults *attr.Map) (string, []Dropped) {
+	have := Parse(text)
+	add := attr.WithCapacity(defaults.Len())
+	for k, v := range defaults.All() {
+		if !have.Has(pytext.TrimSpace(k)) { // Format writes the key trimmed
+			add.Set(k, v)
+		}
+	}
+	tail, dropped := Format(add)
+	switch {
+	case tail == "":
+		return text, dropped
+	case text == "":
+		return tail, dropped
+	}
+	return text + "," + tail, dropped
+}

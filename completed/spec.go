@@ -133,7 +133,7 @@ func ParseEpochSeconds(v string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%w: %q is not a decimal number of seconds", ErrMalformed, v)
 	}
 	if f < 0 || f > math.MaxInt64/1e9 {
-		return time.Time{}, fmt.Errorf("%w: %q", ErrTimeRange, v)
+		return time.Time{}, fmt.Errorf("%w: %q%s", ErrTimeRange, v, rangeHint(f))
 	}
 	// Exact to the nanosecond: the float64 above only bounds the value; the
 	// exponent has at most three digits, so big.Rat's work is small.
@@ -144,7 +144,26 @@ func ParseEpochSeconds(v string) (time.Time, error) {
 	ns := new(big.Int).Mul(r.Num(), big.NewInt(1e9))
 	ns.Div(ns, r.Denom()) // Euclidean: rounds down for the non-negative values left
 	if !ns.IsInt64() {
-		return time.Time{}, fmt.Errorf("%w: %q", ErrTimeRange, v)
+		return time.Time{}, fmt.Errorf("%w: %q%s", ErrTimeRange, v, rangeHint(f))
 	}
 	return time.Unix(0, ns.Int64()), nil
+}
+
+// rangeHint says what a time out of range should be, and which unit it
+// seems to be in when it is a plausible time (2001 to 2262) in
+// milliseconds, microseconds or nanoseconds.
+func rangeHint(f float64) string {
+	const want = " (want seconds since the Unix epoch, 0 to 9223372036, with an optional fraction: 1700000000.25)"
+	if f < 0 {
+		return want
+	}
+	for _, u := range []struct {
+		div  float64
+		name string
+	}{{1e3, "milliseconds"}, {1e6, "microseconds"}, {1e9, "nanoseconds"}} {
+		if s := f / u.div; s >= 1e9 && s <= math.MaxInt64/1e9 {
+			return fmt.Sprintf("%s; it looks like %s: %s seconds", want, u.name, strconv.FormatFloat(s, 'f', -1, 64))
+		}
+	}
+	return want
 }

@@ -112,3 +112,27 @@ fuzz_run() {
 	FUZZ_RESULT=FAILED
 	return 1
 }
+
+# fuzz_subset COUNT KEY: reads fuzz_targets lines on stdin and prints COUNT
+# of them ("all": every one), the ones in a ring of the sorted targets that
+# starts at KEY (a hex commit hash) modulo their number. CI fuzzes a few
+# targets per run (scripts/test.sh, FUZZ_TARGETS) and the commit chooses
+# which: a rerun of the same commit fuzzes the same targets, and successive
+# commits rotate through all of them. The seed corpora and testdata/fuzz
+# inputs of every target run as unit tests on every run anyway.
+fuzz_subset() {
+	local count=$1 key=$2
+	local -a all
+	mapfile -t all < <(LC_ALL=C sort)
+	local n=${#all[@]} i start
+	((n)) || return 0
+	if [[ $count == all ]] || ((count >= n)); then
+		printf '%s\n' "${all[@]}"
+		return 0
+	fi
+	[[ $key =~ ^[0-9a-fA-F]+$ ]] || key=0
+	start=$((16#${key:0:7} % n))
+	for ((i = 0; i < count; i++)); do
+		printf '%s\n' "${all[(start + i) % n]}"
+	done
+}

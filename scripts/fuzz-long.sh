@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Long local fuzzing (CI fuzzes each target for only FUZZTIME=20s, in scripts/test.sh).
+# Long local fuzzing (CI fuzzes only FUZZ_TARGETS=6 targets, chosen by the commit, for
+# FUZZTIME=15s each, in scripts/test.sh).
 #
 # Usage: scripts/fuzz-long.sh DURATION [TARGET...]
 #   DURATION  per target: a Go duration (10m, 2h) or an execution count (5000000x)

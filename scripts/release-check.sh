@@ -74,8 +74,7 @@ for arch in amd64 arm64; do
 	v=${v%_linux_"$arch"}
 	[[ -z $version || $version == "$v" ]] || fail "archives name two versions: $version, $v"
 	version=$v
-	want="$name/|$name/INSTALL.md|$name/THIRD_PARTY_LICENSES.txt|$name/lens"
-	[[ ! -f LICENSE ]] || want="$name/|$name/INSTALL.md|$name/LICENSE|$name/THIRD_PARTY_LICENSES.txt|$name/lens"
+	want="$name/|$name/INSTALL.md|$name/LICENSE|$name/THIRD_PARTY_LICENSES.txt|$name/lens"
 	got=$(tar -tzf "${archives[0]}" | paste -sd '|')
 	[[ $got == "$want" ]] || fail "${archives[0]} holds $got, want $want (in this order)"
 	# tar --full-time -tv: MODE OWNER/GROUP SIZE DATE TIME NAME
@@ -91,6 +90,9 @@ for arch in amd64 arm64; do
 		fail "${archives[0]}: the gzip header holds a time (gzip -n writes none)"
 	mkdir -p "$work/x/$arch"
 	tar -xzf "${archives[0]}" -C "$work/x/$arch" --strip-components=1
+	cmp -s LICENSE "$work/x/$arch/LICENSE" || fail "${archives[0]}: LICENSE is not the repository's"
+	grep -q "Apache License" "$work/x/$arch/LICENSE" && grep -q "Version 2.0, January 2004" "$work/x/$arch/LICENSE" ||
+		fail "${archives[0]}: LICENSE is not the Apache License 2.0"
 	grep -q "Go standard library" "$work/x/$arch/THIRD_PARTY_LICENSES.txt" || fail "THIRD_PARTY_LICENSES.txt lacks the Go license"
 	grep -q "^==== go.opentelemetry.io/otel " "$work/x/$arch/THIRD_PARTY_LICENSES.txt" || fail "THIRD_PARTY_LICENSES.txt lacks go.opentelemetry.io/otel"
 	# Static: no program interpreter (dynamic loader) in the ELF program headers.
@@ -100,7 +102,6 @@ for arch in amd64 arm64; do
 		fail "$arch binary asks for a dynamic loader"
 	fi
 done
-[[ -f LICENSE ]] || echo "release-check: NOTE: the repository has no LICENSE file, so the archives carry no license for lens-go itself"
 echo "version $version, commit $commit, modified $modified"
 [[ $version == *+dirty ]] && [[ $modified == true ]] || [[ $version != *+dirty && $modified == false ]] ||
 	fail "version $version and modified=$modified disagree"
@@ -196,19 +197,20 @@ lmod=/usr/share/lmod/lmod/libexec/lmod
 if [[ ! -x $lmod ]]; then
 	cannot "Lmod is missing (Debian package lmod; scripts/test.sh installs it as root)"
 else
-	# The files with their shared path replaced by one holding this release's binaries.
-	for arch in amd64 arm64; do install -D "$work/x/$arch/lens" "$work/shared/v0.4.0/linux_$arch/lens"; done
-	for f in v0.4.0.lua v0.4.0; do
+	# The files with their shared path replaced by one holding this release's
+	# binaries, copied as lens/VERSION(.lua): their version is their file name.
+	for arch in amd64 arm64; do install -D "$work/x/$arch/lens" "$work/shared/$version/linux_$arch/lens"; done
+	for f in version.lua version; do
 		rm -rf "$work/modules"
 		mkdir -p "$work/modules/lens"
-		sed "s#/shared/tools/lens#$work/shared#" "examples/modulefiles/lens/$f" >"$work/modules/lens/$f"
+		sed "s#/shared/tools/lens#$work/shared#" "examples/modulefiles/lens/$f" >"$work/modules/lens/$version${f#version}"
 		got=$(env -i PATH=/usr/bin:/bin MODULEPATH="$work/modules" bash -c '
 			set -e
-			eval "$("$1" bash load lens/v0.4.0)"
-			printf "%s|%s|%s\n" "$(command -v lens)" "$LENS_VERSION" "$(lens --version | head -n 1)"' _ "$lmod")
+			eval "$("$1" bash load "lens/$2")"
+			printf "%s|%s|%s\n" "$(command -v lens)" "$LENS_VERSION" "$(lens --version | head -n 1)"' _ "$lmod" "$version")
 		machine=$(uname -m | sed 's/x86_64/amd64/;s/aarch64/arm64/')
-		want="$work/shared/v0.4.0/linux_$machine/lens|v0.4.0|lens $version"
-		[[ $got == "$want" ]] || fail "module load lens/v0.4.0 ($f): $got, want $want"
+		want="$work/shared/$version/linux_$machine/lens|$version|lens $version"
+		[[ $got == "$want" ]] || fail "module load lens/$version ($f): $got, want $want"
 		echo "$f: $got"
 	done
 fi

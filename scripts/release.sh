@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The release artifacts of lens, built reproducibly from the current checkout
 # (docs/install.md#release-build): for each platform a static lens binary in
-# lens_VERSION_linux_ARCH.tar.gz, with INSTALL.md, LICENSE (when the
-# repository has one) and THIRD_PARTY_LICENSES.txt (the licenses of the Go
+# lens_VERSION_linux_ARCH.tar.gz, with INSTALL.md, LICENSE (lens-go's,
+# Apache-2.0) and THIRD_PARTY_LICENSES.txt (the licenses of the Go
 # standard library and of every module linked in), and SHA256SUMS of the
 # archives. The same commit (and the same uncommitted changes) gives
 # byte-identical archives, wherever the checkout lies and whatever the
@@ -146,10 +146,14 @@ A static binary (no libc, no Go needed) of the lens command of lens-go
 Putting it on a cluster's shared path, a module file for Lmod or
 Environment Modules, and pinning the version in a job script:
 https://$module/blob/$commit/docs/install.md
+
+lens-go is licensed under the Apache License 2.0 (LICENSE); the licenses
+of the Go standard library and of every module linked into the binary are
+in THIRD_PARTY_LICENSES.txt.
 EOF
 }
 
-[[ -f LICENSE ]] || echo "release.sh: WARNING: the repository has no LICENSE file: the archives carry none for lens-go itself (only THIRD_PARTY_LICENSES.txt)" >&2
+[[ -f LICENSE ]] || die "$root has no LICENSE file: every archive carries lens-go's license"
 
 rm -f "$out"/lens_*.tar.gz "$out/SHA256SUMS"
 for arch in "${arches[@]}"; do
@@ -161,7 +165,7 @@ for arch in "${arches[@]}"; do
 		go build -trimpath -ldflags="$ldflags" -o "$dir/lens" ./cmd/lens
 	third_party "$dir/lens" >"$dir/THIRD_PARTY_LICENSES.txt"
 	install_note "$arch" >"$dir/INSTALL.md"
-	[[ ! -f LICENSE ]] || cp LICENSE "$dir/LICENSE"
+	cp LICENSE "$dir/LICENSE"
 	chmod 0755 "$dir" "$dir/lens"
 	find "$dir" -type f ! -name lens -exec chmod 0644 {} +
 	tar --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner --format=gnu \

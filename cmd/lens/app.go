@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -137,12 +138,17 @@ func newLogger(w io.Writer, env environ.Lookuper) *slog.Logger {
 type command struct {
 	name    string // full name without "lens ", e.g. "carrier parse"
 	summary string // one line for the parent's command list
-	usage   string // the synopsis after "lens NAME "
+	usage   string // a group's synopsis after "lens NAME "; a leaf's positional arguments (its flags are generated)
 	help    string // paragraphs printed after the synopsis
 	// setup defines the flags of a leaf on fs and returns the function that
 	// runs it with the positional arguments.
 	setup func(fs *flag.FlagSet) runFunc
 	subs  []*command
+	// required lists the flags the synopsis shows without brackets.
+	required []string
+	// manual is the anchor of the command's docs/cli.md section when it is
+	// not lens-NAME (a group documented together).
+	manual string
 	// lenient commands never fail on their command line: a flag error is
 	// said on stderr and the command runs with its defaults (lens
 	// taskprolog, which must never cancel a task).
@@ -190,14 +196,14 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 		case c == root && arg == "help":
 			return a.helpCommand(args[1:])
 		case strings.HasPrefix(arg, "-"):
-			return a.usageFail(c, fmt.Sprintf("unknown flag %s", arg))
+			return a.usageFail(c, fmt.Sprintf("unknown flag %s", arg)+c.suggestFlag(arg))
 		}
 		for _, s := range c.subs {
 			if s.leaf() == args[0] {
 				return a.dispatch(ctx, s, args[1:])
 			}
 		}
-		return a.usageFail(c, fmt.Sprintf("unknown command %q", args[0]))
+		return a.usageFail(c, fmt.Sprintf("unknown command %q", args[0])+c.suggestCommand(args[0]))
 	}
 	fs := newFlagSet(c)
 	runner := c.setup(fs)
@@ -207,9 +213,9 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 			return 0
 		}
 		if !c.lenient {
-			return a.usageFail(c, flagMessage(err))
+			return a.usageFail(c, flagMessage(fs, err))
 		}
-		fmt.Fprintf(a.stderr, "lens %s: %s; running with the defaults\n", c.name, oneLineText(flagMessage(err)))
+		fmt.Fprintf(a.stderr, "lens %s: %s; running with the defaults\n", c.name, oneLineText(flagMessage(fs, err)))
 		fs = newFlagSet(c)
 		runner = c.setup(fs)
 	}
@@ -235,16 +241,98 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 var flagErrorName = regexp.MustCompile(`((?:^|defined: |for flag |for |argument: ))-([A-Za-z][A-Za-z0-9-]*)`)
 
 // flagMessage is the flag package's error with flags spelled as the
-// documentation spells them.
-func flagMessage(err error) string {
+// documentation spells them, the accepted form of a value that does not
+// parse, and a suggestion for an unknown flag.
+func flagMessage(fs *flag.FlagSet, err error) string {
 	msg := flagErrorName.ReplaceAllString(err.Error(), "${1}--${2}")
 	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
-		return "unknown flag " + rest
+		return "unknown flag " + rest + suggest(strings.TrimLeft(rest, "-"), flagNames(fs), "--")
 	}
 	if strings.HasPrefix(msg, "invalid boolean value ") {
 		msg = strings.TrimSuffix(msg, ": parse error") + ": want true or false"
 	}
+	if m := flagErrorName.FindStringSubmatch(err.Error()); m != nil && strings.HasSuffix(msg, ": parse error") {
+		if f := fs.Lookup(m[2]); f != nil {
+			if _, ok := f.Value.(flag.Getter).Get().(time.Duration); ok {
+				msg = strings.TrimSuffix(msg, ": parse error") + durationForm
+			}
+		}
+	}
 	return msg
+}
+
+// durationForm is the accepted form of every duration flag: a number
+// without a unit is refused rather than guessed (docs/cli.md#durations).
+const durationForm = ": want a duration with its unit, such as 5s, 500ms or 1m30s"
+
+func flagNames(fs *flag.FlagSet) []string {
+	names := []string{"help"}
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return names
+}
+
+func (c *command) suggestCommand(name string) string {
+	var names []string
+	for _, s := range c.subs {
+		names = append(names, s.leaf())
+	}
+	if c == root {
+		names = append(names, "help")
+	}
+	return suggest(name, names, "")
+}
+
+// suggestFlag suggests a flag of a group (--help, and --version at the root).
+func (c *command) suggestFlag(arg string) string {
+	names := []string{"help"}
+	if c == root {
+		names = append(names, "version")
+	}
+	return suggest(strings.TrimLeft(arg, "-"), names, "--")
+}
+
+// suggest returns "; did you mean X?" for the candidate closest to typed:
+// within an edit distance of 2 (Levenshtein), or one that typed is a prefix
+// of; "" when none is.
+func suggest(typed string, candidates []string, prefix string) string {
+	best, bestDist := "", 3
+	if typed, _, _ = strings.Cut(typed, "="); typed == "" {
+		return ""
+	}
+	for _, c := range candidates {
+		d := editDistance(typed, c)
+		if d > 2 && strings.HasPrefix(c, typed) {
+			d = 2
+		}
+		if d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %s%s?", prefix, best)
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func newFlagSet(c *command) *flag.FlagSet {
@@ -265,7 +353,7 @@ func (a *app) helpCommand(args []string) int {
 			}
 		}
 		if next == nil {
-			return a.usageFail(c, fmt.Sprintf("unknown command %q", arg))
+			return a.usageFail(c, fmt.Sprintf("unknown command %q", arg)+c.suggestCommand(arg))
 		}
 		c = next
 	}
@@ -287,14 +375,26 @@ func (a *app) usageFail(c *command, reason string) int {
 	return 2
 }
 
+// helpWidth is the width every line of lens's usage and help fits in
+// (TestHelpFitsAScreen).
+const helpWidth = 80
+
 // printUsage writes the synopsis, the subcommands or flags and, when full,
-// the help text of c.
+// the help paragraph of c and the section of docs/cli.md that is its
+// manual. A leaf's synopsis and flag list are generated from its flag set,
+// so they always agree and a new flag fits by itself: a choice flag's
+// placeholder is its values (a|b|c), another flag's the `name` of its
+// usage text; a flag whose value has a Repeatable method gets "...".
 func (a *app) printUsage(w io.Writer, c *command, full bool) {
 	name := "lens"
 	if c != root {
 		name += " " + c.name
 	}
-	fmt.Fprintf(w, "usage: %s %s\n", name, c.usage)
+	if c.subs != nil {
+		fmt.Fprintf(w, "usage: %s %s\n", name, c.usage)
+	} else {
+		fmt.Fprint(w, wrapWords("usage: "+name+" ", c.synopsis(), helpWidth))
+	}
 	if !full {
 		defer fmt.Fprintf(w, "\nRun '%s --help' for details.\n", name)
 	}
@@ -311,32 +411,108 @@ func (a *app) printUsage(w io.Writer, c *command, full bool) {
 			fmt.Fprintf(w, "  %-*s  %s\n", width, s.leaf(), s.summary)
 		}
 		if full {
-			fmt.Fprintf(w, "\nRun '%s COMMAND --help' for the flags of a command.\n", name)
+			fmt.Fprintf(w, "\nRun '%s COMMAND --help' for the flags of a command;\nthe manual is docs/cli.md.\n", name)
 		}
 		return
 	}
 	fs := newFlagSet(c)
 	c.setup(fs)
+	const col = 22 // where a flag's text starts
 	first := true
 	fs.VisitAll(func(f *flag.Flag) {
 		if first {
 			fmt.Fprintf(w, "\nflags:\n")
 			first = false
 		}
-		arg, text := flag.UnquoteUsage(f)
-		if _, ok := f.Value.(interface{ IsBoolFlag() bool }); ok {
-			arg = ""
-		}
 		line := "  --" + f.Name
-		if arg != "" {
+		if arg := flagArg(f); arg != "" {
 			line += " " + arg
 		}
-		fmt.Fprintf(w, "%s\n      %s", line, strings.ReplaceAll(text, "\n", "\n      "))
-		if d := f.DefValue; d != "" && d != "false" && d != "[]" {
-			fmt.Fprintf(w, " (default %s)", d)
+		_, text := flag.UnquoteUsage(f)
+		words := strings.Fields(text)
+		if d := f.DefValue; d != "" && d != "false" && d != "[]" && d != "0s" {
+			words = append(words, "(default "+d+")")
 		}
-		fmt.Fprintln(w)
+		if len(line)+2 > col {
+			fmt.Fprintln(w, line)
+			line = ""
+		}
+		fmt.Fprint(w, wrapWords(fmt.Sprintf("%-*s", col, line), words, helpWidth))
 	})
+	if full {
+		fmt.Fprintf(w, "\nManual: docs/cli.md#%s\n", c.manualAnchor())
+	}
+}
+
+// manualAnchor is the anchor of c's section of docs/cli.md: its own, or
+// the one of the group documented together (lens uuid).
+func (c *command) manualAnchor() string {
+	if c.manual != "" {
+		return c.manual
+	}
+	return "lens-" + strings.ReplaceAll(c.name, " ", "-")
+}
+
+// synopsis is a leaf's synopsis after "lens NAME": every flag with its
+// placeholder (optional ones in brackets, "..." for repeatable ones), then
+// the positional arguments of c.usage.
+func (c *command) synopsis() []string {
+	fs := newFlagSet(c)
+	c.setup(fs)
+	var parts []string
+	fs.VisitAll(func(f *flag.Flag) {
+		p := "--" + f.Name
+		if arg := flagArg(f); arg != "" {
+			p += " " + arg
+		}
+		if !slices.Contains(c.required, f.Name) {
+			p = "[" + p + "]"
+		}
+		if r, ok := f.Value.(interface{ Repeatable() bool }); ok && r.Repeatable() {
+			p += "..."
+		}
+		parts = append(parts, p)
+	})
+	if c.usage != "" {
+		parts = append(parts, c.usage)
+	}
+	return parts
+}
+
+// flagArg is the placeholder of a flag's value: "" for a boolean, the
+// values of a choice (a|b|c), else the back-quoted name of its usage text.
+func flagArg(f *flag.Flag) string {
+	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		return ""
+	}
+	if ch, ok := f.Value.(*choice); ok {
+		return strings.Join(ch.allowed, "|")
+	}
+	arg, _ := flag.UnquoteUsage(f)
+	return arg
+}
+
+// wrapWords writes words after prefix, separated by spaces and wrapped at
+// width; continuation lines are indented to prefix's length. A word is
+// never split (a synopsis passes each "[--flag ARG]" as one word).
+func wrapWords(prefix string, words []string, width int) string {
+	var b strings.Builder
+	indent := strings.Repeat(" ", len(prefix))
+	line := prefix
+	empty := true
+	for _, word := range words {
+		if !empty && len(line)+1+len(word) > width {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line, empty = indent, true
+		}
+		if !empty {
+			line += " "
+		}
+		line += word
+		empty = false
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	return b.String()
 }
 
 // noArgs is the argument check of commands that take no positional

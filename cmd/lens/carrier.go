@@ -51,15 +51,7 @@ var carrierParseCommand = &command{
 	usage:   "< CARRIER",
 	help: `Parse the carrier text on stdin as the reference's
 parse_otel_resource_attributes does and print one JSON object of string
-values, keys in carrier order, and a newline: split at every ',', cut at the
-first '=', keys and values trimmed (Python's whitespace set), keys never
-decoded, values percent-decoded as Python's unquote does. Malformed segments
-are skipped silently; duplicate keys keep their first position and last
-value. The rules are in docs/compatibility.md#carrier-parse.
-
-JSON cannot hold bytes that are not UTF-8: such bytes (raw non-UTF-8 bytes of
-the carrier are kept by the parser) are written as \ufffd, one per byte, and
-the key is named on stderr.`,
+values, keys in carrier order (docs/compatibility.md#carrier-parse).`,
 	setup: func(*flag.FlagSet) runFunc {
 		return func(_ context.Context, a *app, args []string) error {
 			text, err := a.carrierOnly(args)
@@ -76,22 +68,8 @@ var carrierFormatCommand = &command{
 	summary: "JSON object (stdin) → carrier text",
 	usage:   "< JSON",
 	help: `Read one JSON object on stdin and print its carrier text, as the
-reference's format_otel_resource_attributes does, and a newline: keys
-trimmed and never encoded, values percent-encoded except A-Z a-z 0-9 _ . - ~
-(docs/compatibility.md#carrier-format).
-
-Members, in order: a string is a string; an integer literal is an integer
-(outside int64 it is carried as its decimal text, which is what Python's
-unbounded int formats to); a number with a fraction or an exponent is a float
-(carried in Python repr form: 1.0, 1e+16); true/false are booleans (True,
-False); null is omitted. A repeated key keeps its first position and takes
-its last value. Arrays and objects cannot be carried.
-
-Entries that are dropped (a key that is empty or holds ',', '=' or NUL, a
-value that is an array or an object) are listed on stderr, one line each:
-  lens carrier format: dropped "KEY": REASON
-The exit status is still 0. Input that is not one JSON object is a usage
-error (exit status 2) reported with its line, column and byte offset.`,
+reference's format_otel_resource_attributes does; dropped entries are
+listed on stderr (docs/compatibility.md#carrier-format).`,
 	setup: func(*flag.FlagSet) runFunc {
 		return func(_ context.Context, a *app, args []string) error {
 			if err := noArgs(args); err != nil {
@@ -158,21 +136,13 @@ func droppedReason(err error) string {
 var carrierExtendCommand = &command{
 	name:    "carrier extend",
 	summary: "compose carrier text (stdin) with defaults and overrides",
-	usage:   "[--defaults JSON] [--overrides JSON] < CARRIER",
-	help: `Print format(compose(parse(CARRIER), DEFAULTS, OVERRIDES)) and a newline,
-as the reference's extend_otel_resource_attributes does
-(docs/compatibility.md#extend): defaults < current carrier < overrides,
-where "" and null are real values (a null hides the key, which is then
-omitted). Key order: the defaults' keys, then keys new in the carrier, then
-keys new in the overrides.
-
-DEFAULTS and OVERRIDES are JSON objects read as by lens carrier format; a
-member whose value is an array or an object is reported as dropped when it
-is the value that wins. Dropped entries are listed on stderr as by lens
-carrier format.`,
+	usage:   "< CARRIER",
+	help: `Print format(compose(parse(CARRIER), DEFAULTS, OVERRIDES)), as the
+reference's extend_otel_resource_attributes does: defaults < current
+carrier < overrides (docs/compatibility.md#extend).`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		defaults := fs.String("defaults", "{}", "a JSON `object` of values the carrier keeps when it has them")
-		overrides := fs.String("overrides", "{}", "a JSON `object` of values that replace the carrier's")
+		defaults := fs.String("defaults", "{}", "`JSON` object of values the carrier keeps when it has them")
+		overrides := fs.String("overrides", "{}", "`JSON` object of values that replace the carrier's")
 		return func(_ context.Context, a *app, args []string) error {
 			if err := noArgs(args); err != nil {
 				return err
@@ -218,20 +188,14 @@ carrier format.`,
 var carrierCheckCommand = &command{
 	name:    "carrier check",
 	summary: "check carrier text (stdin) for problems",
-	usage:   "[--require KEYS] [--forbid KEYS] < CARRIER",
-	help: `Check the carrier text on stdin (docs/compatibility.md#carrier-checks)
-and print one line per problem:
-  malformed segment "SEG"   a segment parsers skip (no '=', or an empty key)
-  duplicate key "KEY"       a key that occurs more than once
-  missing key "KEY"         a required key that is absent
-  empty key "KEY"           a required key whose value is empty
-  forbidden key "KEY"       a forbidden key that is present
-Keys are compared after parsing (trimmed, never decoded). Exit status 1 when
-there is a problem; 0, printing nothing, otherwise.`,
+	usage:   "< CARRIER",
+	help: `Check the carrier text on stdin and print one line per problem: malformed
+segments, duplicate keys, required keys missing or empty, forbidden keys
+present (docs/compatibility.md#carrier-checks).`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		var required, forbidden keyList
-		fs.Var(&required, "require", "comma-separated `keys` that must be present and non-empty (repeatable)")
-		fs.Var(&forbidden, "forbid", "comma-separated `keys` that must be absent (repeatable)")
+		fs.Var(&required, "require", "comma-separated `KEYS` that must be present and non-empty (repeatable)")
+		fs.Var(&forbidden, "forbid", "comma-separated `KEYS` that must be absent (repeatable)")
 		return func(_ context.Context, a *app, args []string) error {
 			text, err := a.carrierOnly(args)
 			if err != nil {

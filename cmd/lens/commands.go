@@ -5,13 +5,10 @@ package main
 var root = &command{
 	name:  "lens",
 	usage: "[--help] [--version] COMMAND [ARG...]",
-	help: `lens inspects and hands on NeMo Lens resource attributes: the carrier
-(OTEL_RESOURCE_ATTRIBUTES), the Slurm / Kubernetes / local detectors, the job
-and run UUIDs and the resource that telemetry setup exports; it also runs a
-command with the composed carrier in its environment.
-
-Exit status: 0 success, 1 failure, 2 usage error; lens exec exits with the
-command's status.`,
+	help: `lens inspects and hands on NeMo Lens resource attributes (the carrier
+OTEL_RESOURCE_ATTRIBUTES, the detectors, the job and run UUIDs, the
+resource) and runs commands with them. Exit status: 0 success, 1 failure,
+2 usage error; lens exec exits with the command's status.`,
 	subs: []*command{
 		detectCommand,
 		resourceCommand,

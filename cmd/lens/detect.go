@@ -20,33 +20,15 @@ import (
 var detectCommand = &command{
 	name:    "detect",
 	summary: "print the attributes detected for this process",
-	usage:   "[--only local|slurm|kubernetes|gpus] [--format text|json|env] [--explain]",
-	help: `Print the resource attributes the detectors find for this process:
-local (host.name, process.pid, host.gpu.count), Slurm (environment and the
-inherited carrier keys) and Kubernetes, merged in that order, a later one
-overwriting equal keys, or only one detector with --only. The rules are in
-docs/detection.md.
-
---only gpus prints lens-go's GPU identity instead (not part of the others):
-the nv.gpu.visible.* lists of the GPUs this process may use, from the
-driver's /proc/driver/nvidia/gpus (LENS_NVIDIA_PROCFS), else nvidia-smi
-(docs/detection.md#gpu-devices). It fails, naming the file or variable at
-fault, when they cannot be read; no NVIDIA driver prints nothing.
-
---format json prints one JSON object, keys in emission order: strings as
-JSON strings, integers as JSON integers, booleans as true/false. --format env
-prints the carrier text of the attributes. --format text (the default) is a
-table for people.
-
---explain adds where each attribute came from (the carrier, an environment
-variable, a local probe, a default, a derivation) and why candidates were
-discarded. In text it adds a SOURCE column and a notes section; in JSON the
-output becomes {"attributes": OBJECT, "explain": [{"key", "source", "notes"}]}
-(source null: considered but not emitted). It cannot be combined with
---format env.`,
+	usage:   "",
+	help: `Print the resource attributes the detectors find for this process: local
+(host.name, process.pid, host.gpu.count), Slurm and Kubernetes, merged in
+that order, or one detector with --only; --only gpus prints lens-go's GPU
+identity instead. --explain says where each came from and why candidates
+were discarded (docs/detection.md).`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		only := choiceFlag(fs, "only", "", "run only this `detector`: local, slurm, kubernetes or gpus", "local", "slurm", "kubernetes", "gpus")
-		format := choiceFlag(fs, "format", "text", "output `format`: text, json or env", "text", "json", "env")
+		only := choiceFlag(fs, "only", "", "run only this detector", "local", "slurm", "kubernetes", "gpus")
+		format := choiceFlag(fs, "format", "text", "the output format", "text", "json", "env")
 		explain := fs.Bool("explain", false, "say where every attribute came from")
 		return func(ctx context.Context, a *app, args []string) error {
 			e, err := explanation(args, *explain, format.value)

@@ -23,43 +23,19 @@ const emitSpansWrapper = "lens-emit-spans"
 const defaultEmitTimeout = 30 * time.Second
 
 var emitSpansCommand = &command{
-	name:    "emit-spans",
-	summary: "export completed spans from explicit start and end times",
-	usage:   "[--service NAME] [--flush-timeout D] --span NAME,START,END[,PARENT]...",
-	help: `Export spans whose times were measured elsewhere (a shell launcher's date
-+%s.%N, the scheduler's accounting) as completed spans, back-dated
-(docs/tracing.md#emit-spans).
-
---span NAME,START_EPOCH_SECONDS,END_EPOCH_SECONDS[,PARENT_NAME] is one span;
-repeat it. Times are decimal seconds since the Unix epoch, kept to the
-nanosecond (docs/tracing.md#span-grammar). A parent is another --span's
-NAME; it may come before or after its children and need not contain them in
-time. The spans are checked as a set first: if any value is malformed, a
-name is empty or used twice, a parent is missing, parents form a cycle, a
-time is not finite or out of range, or a span ends before it starts, every
-problem is printed, one per line, and nothing is exported (exit status 2).
-
-The resource is the one every lens process reports (OTEL_RESOURCE_ATTRIBUTES,
-the NEMO_LENS_* configuration and detection); --service sets service.name
-and beats OTEL_SERVICE_NAME and the carrier. The exporter is configured as
-for lens exec: OTLP by default, the console (stderr) with
-NEMO_LENS_EXPORTER=console or OTEL_TRACES_EXPORTER=console, the standard
-endpoint, protocol, header and timeout variables with the signal-specific
-ones first. Exporting is this command's purpose: it does so whether or not
-NEMO_LENS_ENABLED is set. A TRACEPARENT in the environment is the parent of
-the root spans; with NEMO_LENS_TRACE_PER_ATTEMPT=true they go into the job
-attempt's trace (docs/tracing.md#trace-per-attempt).
-
-Exit status: 0 when every span was exported; 2 for an invalid command line
-or span set; 1 when the configuration cannot be used or sends the spans
-nowhere (NEMO_LENS_TRACES_ENABLED=false, OTEL_TRACES_EXPORTER=none,
-OTEL_SDK_DISABLED=true), or when the export or the flush fails or does not
-end within --flush-timeout.`,
+	name:     "emit-spans",
+	summary:  "export completed spans from explicit start and end times",
+	usage:    "",
+	required: []string{"span"},
+	help: `Export spans whose times were measured elsewhere as completed, back-dated
+spans (docs/tracing.md#emit-spans). Times are seconds since the Unix epoch
+with an optional fraction (1700000000.25). The set is checked first: on any
+problem nothing is exported and lens exits 2.`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		var specs specList
-		fs.Var(&specs, "span", "a span `NAME,START,END[,PARENT]` (times in Unix epoch seconds; repeatable)")
-		service := fs.String("service", "", "the service.name of the spans' resource `NAME` (beats OTEL_SERVICE_NAME)")
-		flush := fs.Duration("flush-timeout", defaultEmitTimeout, "spend at most `D` (a duration) exporting")
+		fs.Var(&specs, "span", "a span `NAME,START,END[,PARENT]`, times in epoch seconds (repeatable)")
+		service := fs.String("service", "", "the spans' service.name `NAME` (beats OTEL_SERVICE_NAME)")
+		flush := fs.Duration("flush-timeout", defaultEmitTimeout, "spend at most `D` exporting")
 		return func(ctx context.Context, a *app, args []string) error {
 			if err := noArgs(args); err != nil {
 				return err

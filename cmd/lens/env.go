@@ -19,42 +19,18 @@ import (
 )
 
 var envCommand = &command{
-	name:    "env",
-	summary: "print a shell export of the carrier with the Slurm attributes",
-	usage:   "--stage sbatch|task [--container-image IMAGE]",
-	help: `Print one line for a POSIX shell to eval:
-  export OTEL_RESOURCE_ATTRIBUTES=VALUE
-where VALUE is the current carrier extended with this process's Slurm
-attributes as defaults, so existing keys win: Extend(carrier,
-defaults=detect_slurm()). This is the reference's
-"nemo-lens set-slurm-resource-attrs" and makes launch-time values
-authoritative for every process below.
-
---stage sbatch (in the batch script): slurm.topology.addr and
-slurm.topology.addr_pattern are left out (they describe one node).
---stage task (in each srun task): host.name is added and, with
---container-image, nv.dl.launch.container.image (again as defaults).
---container-image with --stage sbatch is a usage error; an empty IMAGE is
-ignored, as in the reference.
-
-When VALUE would be longer than one environment variable can be (128 KiB
-on Linux; every later command of the script would then fail to start), the
-inherited carrier is printed unchanged instead, or nothing when there is
-none, and lens says so on stderr.
-
-VALUE is quoted as Python's shlex.quote quotes it, so eval reproduces it
-byte for byte whatever it holds:
-  eval "$(lens env --stage task)"
-
-With NEMO_LENS_TRACE_PER_ATTEMPT=true and no TRACEPARENT in the
-environment, a line
-  export TRACEPARENT=00-TRACE_ID-ANCHOR_SPAN_ID-01
-comes first: it puts the processes started after the eval (a Python
-process included) under the job attempt's anchor span, in the attempt's
-trace (docs/tracing.md#attempt-python).`,
+	name:     "env",
+	summary:  "print a shell export of the carrier with the Slurm attributes",
+	usage:    "",
+	required: []string{"stage"},
+	help: `Print "export OTEL_RESOURCE_ATTRIBUTES=VALUE" for a POSIX shell to eval:
+the current carrier, kept as it is, followed by this process's Slurm
+attributes it does not hold, shell-quoted. It is the reference's
+"nemo-lens set-slurm-resource-attrs":
+  eval "$(lens env --stage sbatch)"`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		stage := choiceFlag(fs, "stage", "", "launch `stage`: sbatch or task (required)", "sbatch", "task")
-		image := fs.String("container-image", "", "container `image` to record as nv.dl.launch.container.image (task only)")
+		stage := choiceFlag(fs, "stage", "", "the launch stage (required)", "sbatch", "task")
+		image := fs.String("container-image", "", "record `IMAGE` as nv.dl.launch.container.image (task only)")
 		return func(ctx context.Context, a *app, args []string) error {
 			if err := noArgs(args); err != nil {
 				return err
@@ -70,6 +46,9 @@ trace (docs/tracing.md#attempt-python).`,
 			})
 			if err != nil || !ok {
 				return err
+			}
+			if id, _ := a.env.LookupEnv(slurmJobIDEnv); pytext.TrimSpace(id) == "" {
+				fmt.Fprintln(a.stderr, "lens env: "+noSlurmJobNote)
 			}
 			if tp := a.attemptTraceparent(); tp != "" {
 				if _, err := fmt.Fprintf(a.stdout, "export TRACEPARENT=%s\n", tp); err != nil {
@@ -109,6 +88,12 @@ func (a *app) attemptTraceparent() string {
 	return attempt.Traceparent()
 }
 
+// slurmJobIDEnv is the variable whose absence means lens env runs outside a
+// Slurm job: it then adds no slurm.* attributes, and says so.
+const slurmJobIDEnv = "SLURM_JOB_ID"
+
+const noSlurmJobNote = "note: no Slurm job found (SLURM_JOB_ID is not set): the export adds no slurm.* attributes"
+
 // traceparentEnv is the W3C Trace Context variable of the environment
 // carrier (the OpenTelemetry specification's environment propagation).
 const traceparentEnv = "TRACEPARENT"
@@ -143,7 +128,7 @@ func (a *app) stageCarrier(ctx context.Context, env environ.Lookuper, stage, ima
 		}
 	}
 	current, had := env.LookupEnv(carrier.EnvVar)
-	text, dropped := carrier.Extend(current, additions, nil)
+	text, dropped := carrier.Append(current, additions)
 	for _, d := range dropped {
 		report("dropped %q: %s", d.Key, droppedReason(d.Err))
 	}

@@ -34,7 +34,8 @@ func hostileEnv() map[string]string {
 }
 
 // wantEnvValue is the carrier lens env should export, computed from the
-// library: Extend(carrier, defaults = DetectSlurm + the stage's keys).
+// library: Append(carrier, DetectSlurm + the stage's keys), the inherited
+// text kept byte for byte (docs/compatibility.md#lens-env).
 func wantEnvValue(t *testing.T, env map[string]string, stage, image string) string {
 	t.Helper()
 	add := detect.Slurm(context.Background(), detect.WithEnv(environ.Map(env)))
@@ -52,7 +53,7 @@ func wantEnvValue(t *testing.T, env map[string]string, stage, image string) stri
 			add.Set(lensconv.NVDLLaunchContainerImage, attr.String(image))
 		}
 	}
-	want, _ := carrier.Extend(env[carrier.EnvVar], add, nil)
+	want, _ := carrier.Append(env[carrier.EnvVar], add)
 	return want
 }
 

@@ -60,5 +60,5 @@ func Example_env() {
 	env := environ.Map{"SLURM_JOB_ID": "1", carrier.EnvVar: "it's=mine,slurm.job.id=launch"}
 	run(context.Background(), []string{"env", "--stage", "sbatch"}, nil, os.Stdout, os.Stderr, env)
 	// Output:
-	// export OTEL_RESOURCE_ATTRIBUTES='slurm.job.id=launch,slurm.job.id.raw=1,slurm.array.job_id=1,slurm.array.task_id=0,slurm.array.count=1,slurm.restart_count=0,nv.dl.job.uuid=e3bf9abd-3253-57f5-829f-504e707f670b,it'"'"'s=mine'
+	// export OTEL_RESOURCE_ATTRIBUTES='it'"'"'s=mine,slurm.job.id=launch,slurm.job.id.raw=1,slurm.array.job_id=1,slurm.array.task_id=0,slurm.array.count=1,slurm.restart_count=0,nv.dl.job.uuid=e3bf9abd-3253-57f5-829f-504e707f670b'
 }

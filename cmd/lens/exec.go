@@ -48,93 +48,19 @@ const wrapperName = "lens-exec"
 var execCommand = &command{
 	name:    "exec",
 	summary: "run a command with the composed carrier (and a span)",
-	usage:   "[--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index] [--signals auto|relay|direct|aside] [--command-args] [--flush-timeout D] [--] COMMAND [ARG...]",
-	help: `Run COMMAND with ARGs — found and run as execvp(3) does (PATH with empty,
-"." and relative entries; /bin:/usr/bin when PATH is unset; a file without
-"#!" run by /bin/sh), never through a shell — with OTEL_RESOURCE_ATTRIBUTES
-set to the current carrier extended with --rank-from's, --attr's and
---role's (nv.dl.role) values as overrides, in that order, and wait for it.
-stdin, stdout and stderr are the command's own.
-
-The command sees what it would see without lens (docs/exec.md says what
-reaches it under Slurm, Kubernetes, torchrun and a terminal):
-  - Signals arrive once. --signals auto picks where lens runs: relay as
-    PID 1 or as its process group's leader (the command leads its own
-    group and holds lens's terminal; lens passes every signal on to it),
-    direct in a Slurm step (the command stays in lens's group, Slurm
-    signals it itself, lens passes nothing on), aside elsewhere (lens
-    leaves its group to the command, so a terminal's and a group's signals
-    reach the command directly, and passes on what is sent to its pid).
-    Signals that arrive before the command starts are passed on when it
-    runs. A job-control stop of the command stops lens too.
-  - The command gets SIGKILL when lens dies (a parent-death signal); as
-    PID 1 lens reaps every orphan.
-  - Nothing lens does with telemetry delays the start (the GPU probe runs
-    beside the command), and lens's own stdout or stderr failing never
-    changes the status.
-
-Exit status: the command's; 128+N when it was killed by signal N; 127 when
-COMMAND is not found, 126 when it was found and cannot be run; 2 for a
-usage error.
-
-The command always starts: when the composed carrier cannot be passed (a
-single environment string is limited to 128 KiB on Linux), it gets the
-carrier lens inherited, or none when that cannot be passed either, and lens
-says so once on stderr.
-
-Run identity: the command gets NEMO_LENS_RUN_ID — lens's own when set, else
-SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, else a random id — so that lens's
-span and every process below report the same nemo.run.id.
-
---rank-from slurm|torchrun|k8s-index sets nv.dl.rank, nv.dl.world_size and
-nv.dl.local_rank from the launcher's variables (SLURM_PROCID, SLURM_NTASKS,
-SLURM_LOCALID; RANK, WORLD_SIZE, LOCAL_RANK; JOB_COMPLETION_INDEX, rank
-only). It is opt-in: the Python reference never reads these variables.
-
-When telemetry is enabled (NEMO_LENS_ENABLED=true and traces on; the
-configuration of lens resource, and OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER
-and the other standard switches), lens records one span for the command's
-lifetime, named "lens exec BASENAME", under the resource of lens resource
-with the override values as caller attributes. Its service.instance.id is
-the one the command will report followed by ".lens-exec.<lens's pid>": the
-wrapper and the command never share an instance id, and both carry
-nv.dl.rank. The span carries process.command (COMMAND as given),
-process.executable.path, process.pid, process.args_count and
-process.exit.code; a non-zero exit sets the status to Error. Its resource
-has the GPUs the command may use (nv.gpu.visible.*, found beside the
-command; docs/detection.md#gpu-devices). It carries
-process.command_args (every argument, which may hold secrets) only with
---command-args. The span continues the trace of lens's own
-TRACEPARENT/TRACESTATE when they hold a valid trace context, and the command
-receives the span's context in TRACEPARENT and TRACESTATE (the OpenTelemetry
-environment-variable convention), so an instrumented command continues the
-trace. When the command has ended the span also carries its wait4 usage:
-process.cpu.time.user and .system, process.memory.peak, faults, disk I/O
-and context switches, and process.cgroup.memory.peak when lens's cgroup v2
-holds this rank alone (docs/usage.md).
-
-Per-rank metrics, opt-in: with OTEL_METRICS_EXPORTER=otlp or console (and
-NEMO_LENS_METRICS_ENABLED not false), lens exports the command's process
-tree CPU time and memory, lens.exec.up, lens.exec.exit.code and one
-lens.exec.gpu.info series per GPU, every OTEL_METRIC_EXPORT_INTERVAL and
-once after the exit; traces need not be on. Logs are not set up.
-
-The "console" exporter writes to stderr. After the command exits,
-telemetry is shut down within
---flush-timeout, whatever the collector does; SIGINT, SIGTERM, SIGHUP or
-SIGQUIT during that flush ends it at once, and a collector that refuses the
-connection ends it at once, with one line on stderr. A telemetry
-configuration or setup error is reported on stderr and the command runs
-without telemetry. Without telemetry TRACEPARENT/TRACESTATE pass through
-unchanged.`,
+	usage:   "[--] COMMAND [ARG...]",
+	help: `Run COMMAND with the current carrier extended by --rank-from, --attr and
+--role, and wait for it; with telemetry enabled, record one span for its
+lifetime. The command sees what it would see without lens: signals once,
+its own stdio and exit status, which lens exits with (docs/exec.md).`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		var attrs attrList
-		fs.Var(&attrs, "attr", "set carrier attribute `KEY=VALUE` for the command (a string override; repeatable)")
-		role := fs.String("role", "", "set nv.dl.role to `ROLE` for the command (after --attr)")
-		rankFrom := choiceFlag(fs, "rank-from", "", "take nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from the `launcher`'s variables: slurm, torchrun or k8s-index", detect.RankSources()...)
-		commandArgs := fs.Bool("command-args", false, "record every argument of the command in the span (process.command_args); they may hold secrets")
-		flush := fs.Duration("flush-timeout", defaultFlushTimeout, "spend at most `D` (a duration) shutting telemetry down after the command exits")
-		signals := choiceFlag(fs, "signals", supervise.ModeAuto.String(), "how signals reach the command: `auto`, relay, direct or aside (docs/exec.md)",
+		fs.Var(&attrs, "attr", "set `KEY=VALUE` in the command's carrier (repeatable)")
+		role := fs.String("role", "", "set nv.dl.role to `ROLE` (after --attr)")
+		rankFrom := choiceFlag(fs, "rank-from", "", "take the ranks from the launcher's variables", detect.RankSources()...)
+		commandArgs := fs.Bool("command-args", false, "record all arguments in the span (may hold secrets)")
+		flush := fs.Duration("flush-timeout", defaultFlushTimeout, "bound the flush after the command to `D`")
+		signals := choiceFlag(fs, "signals", supervise.ModeAuto.String(), "how signals reach it (docs/exec.md)",
 			supervise.ModeAuto.String(), supervise.ModeRelay.String(), supervise.ModeDirect.String(), supervise.ModeAside.String())
 		return func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 0 {

@@ -107,7 +107,7 @@ printenv OTEL_RESOURCE_ATTRIBUTES | wc -c
 			env  map[string]string
 			want string // the output of the script
 		}{
-			{"inherited", map[string]string{"SLURM_JOB_ID": "1", "OTEL_RESOURCE_ATTRIBUTES": faulttest.BigCarrier()}, fmt.Sprintf("after\n%d\n", len(faulttest.BigCarrier())+1)},
+			{"inherited", map[string]string{"SLURM_JOB_ID": "1", "OTEL_RESOURCE_ATTRIBUTES": faulttest.FullCarrier()}, fmt.Sprintf("after\n%d\n", len(faulttest.FullCarrier())+1)},
 			{"none", map[string]string{"SLURM_JOB_ID": "1", "SLURM_JOB_NAME": strings.Repeat("/", 100000)}, "after\n0\n"},
 		} {
 			t.Run(shell+"/"+tc.name, func(t *testing.T) {

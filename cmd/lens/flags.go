@@ -8,6 +8,7 @@ import (
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/internal/pytext"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 // choice is a string flag restricted to a set of values.
@@ -43,10 +44,16 @@ func (l *attrList) String() string {
 	return l.m.String()
 }
 
+// Repeatable marks the flag as repeatable in the synopsis.
+func (l *attrList) Repeatable() bool { return true }
+
 func (l *attrList) Set(s string) error {
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || k == "" {
 		return fmt.Errorf("want KEY=VALUE")
+	}
+	if err := checkRankValue(k, v); err != nil {
+		return err
 	}
 	if l.m == nil {
 		l.m = &attr.Map{}
@@ -61,11 +68,33 @@ type keyList []string
 
 func (l *keyList) String() string { return strings.Join(*l, ",") }
 
+// Repeatable marks the flag as repeatable in the synopsis.
+func (l *keyList) Repeatable() bool { return true }
+
 func (l *keyList) Set(s string) error {
 	for k := range strings.SplitSeq(s, ",") {
 		if k = pytext.TrimSpace(k); k != "" {
 			*l = append(*l, k)
 		}
+	}
+	return nil
+}
+
+// checkRankValue refuses a value of nv.dl.rank, nv.dl.local_rank or
+// nv.dl.world_size that cannot be one: the instance id would be built from
+// it ("…-rankabc"). A rank is a decimal integer 0 or more, a world size 1 or
+// more (docs/cli.md#lens-exec).
+func checkRankValue(key, value string) error {
+	least := int64(0)
+	switch key {
+	case lensconv.NVDLRank, lensconv.NVDLLocalRank:
+	case lensconv.NVDLWorldSize:
+		least = 1
+	default:
+		return nil
+	}
+	if n, err := pytext.ParseInt(value); err != nil || n < least {
+		return fmt.Errorf("%s must be a decimal integer, %d or more", key, least)
 	}
 	return nil
 }

@@ -32,49 +32,16 @@ const reckonScope = "github.com/nemolens/lens-go/cmd/lens/reckon"
 var reckonCommand = &command{
 	name:    "reckon",
 	summary: "export a finished Slurm job's accounting as back-dated spans",
-	usage:   "[--infra-step NAME[,NAME...]]... [--wait D] [--flush-timeout D] JOBID",
-	help: `Read the accounting records of Slurm job JOBID (N, or N_T for one array
-task) with "sacct -j JOBID -D -P -n" and export them as back-dated spans,
-one trace per attempt (docs/reckoner.md): slurm.phase.deferred (submit to
-eligible), slurm.phase.queued (eligible to start), one
-slurm.record.{allocation,batch,extern,step} span per accounting row (its
-start to its end), slurm.phase.workload (the steps' envelope),
-slurm.phase.cleanup_tail (the allocation's end to the last row's end) and,
-for a requeued attempt, slurm.phase.requeue_gap (the previous attempt's
-last end to this attempt's start). The spans are flat (no parents), in the
-trace whose id is the attempt's nv.dl.run.uuid, so the tasks' spans of that
-attempt (lens exec with per-attempt traces) land in the same trace; each
-attempt's allocation span links to the previous attempt's.
-
-Attempts are told apart by their accounting records (DBIndex, and the SLUID
-where sacct has that field), never by time. --infra-step marks steps by
-name (sacct's JobName) as co-scheduled infrastructure: they keep their span
-(slurm.step.infra=true) and are left out of the workload and cleanup
-phases.
-
-Run it after the job has ended, however it ended: submit it with
-  sbatch --dependency=afterany:JOBID examples/reckon.sbatch JOBID
-When accounting has no final record yet (the job is pending, running or
-requeued, or not yet in the database) it asks sacct again every second for
-up to --wait (default 0: once), then says so on stdout, with that submit
-line, and exits 0 without exporting anything.
-
-The exporter is configured as for lens exec (OTEL_TRACES_EXPORTER,
-OTEL_EXPORTER_OTLP_*; "console" writes to stderr); NEMO_LENS_ENABLED is not
-needed. The resource is OTEL_RESOURCE_ATTRIBUTES, service.name from
-OTEL_SERVICE_NAME (default lens-reckon) and the reckoned job's
-slurm.job.id, slurm.cluster.name and slurm.sluid (when known); TRACEPARENT
-is ignored. One line per attempt on stdout: job, attempt, trace id, record,
-state, queue wait.
-
-Exit status: 0 when the spans were exported or the record is not final
-yet; 1 when sacct fails, its output cannot be read, or telemetry setup,
-flush or export fails; 2 for a usage error.`,
+	usage:   "JOBID",
+	help: `Read Slurm job JOBID's accounting (sacct) and export it as back-dated
+spans, one trace per attempt: queue wait, allocation, steps, cleanup,
+requeue gaps (docs/reckoner.md). Run it after the job has ended:
+  sbatch --dependency=afterany:JOBID examples/reckon.sbatch JOBID`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		var infra keyList
-		fs.Var(&infra, "infra-step", "step `NAME`s (sacct JobName, comma-separated, repeatable) of co-scheduled infrastructure, left out of the workload's boundaries")
-		flush := fs.Duration("flush-timeout", 10*time.Second, "spend at most `D` (a duration) exporting the spans")
-		wait := fs.Duration("wait", 0, "while the record is not final, ask sacct again every second for up to `D` (a duration)")
+		fs.Var(&infra, "infra-step", "comma-separated step `NAMES` (sacct JobName) of infrastructure, left out of the workload phase (repeatable)")
+		flush := fs.Duration("flush-timeout", 10*time.Second, "spend at most `D` exporting the spans")
+		wait := fs.Duration("wait", 0, "while the record is not final, ask sacct every second for up to `D`")
 		return func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {
 				return usagef("want exactly one JOBID, got %d arguments", len(args))

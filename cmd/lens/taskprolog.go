@@ -57,39 +57,12 @@ const slurmdNodenameEnv = "SLURMD_NODENAME"
 
 var taskPrologCommand = &command{
 	name:    "taskprolog",
-	summary: "act as Slurm's TaskProlog: print the exports slurmstepd sets for the starting task",
-	usage:   "[--policy FILE]",
-	help: `Print, for the Slurm task that is starting, the lines slurmstepd reads
-from a TaskProlog (docs/taskprolog.md): "export NAME=VALUE", where VALUE is
-everything after the first '=' up to the end of the line, taken literally.
-
-  OTEL_RESOURCE_ATTRIBUTES  the carrier: in the batch step what
-                            eval "$(lens env --stage sbatch)" gives; in a
-                            step's task what that followed by
-                            eval "$(lens env --stage task)" gives, byte for
-                            byte; with the policy's ranks = slurm, extended
-                            by nv.dl.rank, nv.dl.world_size and
-                            nv.dl.local_rank as lens exec --rank-from slurm
-                            does (step tasks only)
-  NEMO_LENS_RUN_ID          the job id, unless the job has a non-empty one
-  OTEL_SERVICE_NAME         the policy's service_name, unless the job has one
-  env.NAME settings         the policy's OTEL_* / NEMO_LENS_* defaults,
-                            unless the job has NAME
-
-The policy file is --policy FILE, else $LENS_TASKPROLOG_POLICY, else
-/etc/nemo-lens/taskprolog.conf (absent: no policy). A faulty policy is not
-applied (its log line excepted); LENS_TASKPROLOG=off in the job's
-environment prints nothing.
-
-It never cancels or holds a task: it returns within 1 s and exits 0
-whatever happens, even on a bad flag, and opens only regular files (a FIFO
-policy or log is refused). A value it cannot print literally (a newline,
-a NUL) is left out, never cut short. Problems go to the policy's log file
-(%u in it: the user id), to syslog (the policy's syslog socket, else
-/dev/log; tag lens-taskprolog) and to stderr (which slurmstepd reads with
-stdout and ignores). Run under a name that contains "taskprolog", or with
-no argument as a TaskProlog, lens is "lens taskprolog". slurm.conf names
-the wrapper examples/lens-taskprolog.sh (docs/taskprolog.md).`,
+	summary: "as Slurm's TaskProlog: print the exports of the starting task",
+	usage:   "",
+	help: `Act as Slurm's TaskProlog: print the "export NAME=VALUE" lines slurmstepd
+sets for the starting task (the carrier of lens env's stages, the run id,
+the policy's defaults). It never cancels or holds a task: it returns within
+1 s and exits 0 whatever happens (docs/taskprolog.md).`,
 	lenient: true,
 	setup: func(fs *flag.FlagSet) runFunc {
 		policy := fs.String("policy", "", "the policy `FILE` (default $"+TaskPrologPolicyEnv+", then the path below)")

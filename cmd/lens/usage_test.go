@@ -78,14 +78,14 @@ func TestHelp(t *testing.T) {
 		{[]string{"--help"}, []string{"usage: lens [--help]", "commands:", "detect", "resource", "carrier", "uuid", "env", "exec"}},
 		{[]string{"-h"}, []string{"usage: lens [--help]"}},
 		{[]string{"help"}, []string{"usage: lens [--help]"}},
-		{[]string{"help", "carrier", "extend"}, []string{"usage: lens carrier extend", "--defaults object", "--overrides object"}},
-		{[]string{"detect", "--help"}, []string{"usage: lens detect", "--only detector", "--format format", "--explain", "(default text)"}},
+		{[]string{"help", "carrier", "extend"}, []string{"usage: lens carrier extend", "--defaults JSON", "--overrides JSON"}},
+		{[]string{"detect", "--help"}, []string{"usage: lens detect", "--only local|slurm|kubernetes", "--format text|json|env", "--explain", "(default text)"}},
 		{[]string{"resource", "-h"}, []string{"usage: lens resource", "--attr KEY=VALUE"}},
 		{[]string{"carrier", "--help"}, []string{"usage: lens carrier", "parse", "format", "extend", "check"}},
 		{[]string{"carrier", "parse", "--help"}, []string{"usage: lens carrier parse"}},
-		{[]string{"carrier", "check", "--help"}, []string{"--require keys", "--forbid keys"}},
+		{[]string{"carrier", "check", "--help"}, []string{"--require KEYS", "--forbid KEYS"}},
 		{[]string{"uuid", "run", "--help"}, []string{"usage: lens uuid run", "--run-id ID", "--name"}},
-		{[]string{"env", "--help"}, []string{"usage: lens env", "--stage stage", "--container-image image"}},
+		{[]string{"env", "--help"}, []string{"usage: lens env", "--stage sbatch|task", "--container-image IMAGE"}},
 		{[]string{"exec", "--help"}, []string{"usage: lens exec", "--role ROLE", "--flush-timeout D", "(default 5s)"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/nemolens/lens-go/detect"
 )
@@ -11,12 +12,11 @@ import (
 var uuidJobCommand = &command{
 	name:    "uuid job",
 	summary: "print nv.dl.job.uuid",
-	usage:   "[--name]",
-	help: `Print nv.dl.job.uuid and a newline: the UUIDv5 of
-"nemo.lens.job/{SLURM_CLUSTER_NAME or nocluster}/{job key}", where the job key
-is SLURM_ARRAY_JOB_ID when SLURM_ARRAY_TASK_ID is set, else SLURM_JOB_ID
-("nojob" when empty). It is stable across requeues and array elements and
-always exists.`,
+	usage:   "",
+	manual:  "lens-uuid",
+	help: `Print nv.dl.job.uuid: the UUIDv5 of "nemo.lens.job/CLUSTER/JOB" from
+SLURM_CLUSTER_NAME and the job id (docs/detection.md#uuids). Outside a job
+it is the UUID of nocluster/nojob, and lens says so on stderr.`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		name := fs.Bool("name", false, "print the UUIDv5 name string instead of the UUID")
 		return func(_ context.Context, a *app, args []string) error {
@@ -27,6 +27,9 @@ always exists.`,
 			if *name {
 				out = detect.JobUUIDName(a.env)
 			}
+			if n := detect.JobUUIDName(a.env); strings.HasSuffix(n, "/nojob") {
+				fmt.Fprintf(a.stderr, "lens uuid job: %s\n", noJobNote(n))
+			}
 			_, err := fmt.Fprintln(a.stdout, out)
 			return err
 		}
@@ -36,16 +39,13 @@ always exists.`,
 var uuidRunCommand = &command{
 	name:    "uuid run",
 	summary: "print nv.dl.run.uuid",
-	usage:   "[--run-id ID] [--name]",
-	help: `Print nv.dl.run.uuid and a newline. In a Slurm job (SLURM_JOB_ID or
-SLURM_ARRAY_JOB_ID set) it derives from the cluster, the job key, the requeue
-count (SLURM_RESTART_COUNT, not for arrays) and TORCHELASTIC_RESTART_COUNT;
---run-id is ignored there. Outside Slurm it derives from --run-id, else
-TORCHELASTIC_RUN_ID, and TORCHELASTIC_RESTART_COUNT. When there is no
-identity at all it prints nothing on stdout, says why on stderr and exits
-with status 1.`,
+	usage:   "",
+	manual:  "lens-uuid",
+	help: `Print nv.dl.run.uuid: in a Slurm job from the cluster, the job and the
+requeue count; outside one from --run-id, else TORCHELASTIC_RUN_ID
+(docs/detection.md#uuids). Without either it exits 1.`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		runID := fs.String("run-id", "", "the run `id` used outside Slurm")
+		runID := fs.String("run-id", "", "the run `ID` used outside Slurm")
 		name := fs.Bool("name", false, "print the UUIDv5 name string instead of the UUID")
 		return func(_ context.Context, a *app, args []string) error {
 			if err := noArgs(args); err != nil {
@@ -66,4 +66,10 @@ with status 1.`,
 			return err
 		}
 	},
+}
+
+// noJobNote is what lens uuid job says on stderr when the environment names
+// no Slurm job: its UUID is then the same on every machine.
+func noJobNote(name string) string {
+	return fmt.Sprintf("note: no Slurm job id in the environment (SLURM_JOB_ID, or SLURM_ARRAY_JOB_ID in an array task): this is the UUID of %q, the same for every process outside a job", name)
 }

@@ -58,6 +58,16 @@ var (
 	ErrOutOfRange      = errors.New("out of range")
 )
 
+// errLensExporter is ErrUnknownExporter for Config.Exporter
+// (NEMO_LENS_EXPORTER), which takes otlp or console only ("none" is
+// OTEL_TRACES_EXPORTER's).
+var errLensExporter = lensExporterError{}
+
+type lensExporterError struct{}
+
+func (lensExporterError) Error() string        { return `unknown exporter (want "otlp" or "console")` }
+func (lensExporterError) Is(target error) bool { return target == ErrUnknownExporter }
+
 // ConfigError reports an environment variable whose value cannot be used;
 // lens.ConfigError is this type.
 type ConfigError struct {

@@ -136,7 +136,14 @@ func ReadSettings(env environ.Lookuper, cfg Config, need Needs) (Settings, error
 	r := settingsReader{env: env}
 	var s Settings
 	if cfg.Exporter != ExporterOTLP && cfg.Exporter != ExporterConsole && cfg.Exporter != "" {
-		r.errs = append(r.errs, fmt.Errorf("lens: Config.Exporter %q: %w", cfg.Exporter, ErrUnknownExporter))
+		// Name the variable the user set when the value is the one it holds
+		// (FromEnv read it there); a Config built in code keeps the field name.
+		name := DefaultPrefix + "_EXPORTER"
+		if raw, ok := env.LookupEnv(name); ok && pytext.TrimSpace(raw) == cfg.Exporter {
+			r.errs = append(r.errs, &ConfigError{Var: name, Value: raw, Err: errLensExporter})
+		} else {
+			r.errs = append(r.errs, fmt.Errorf("lens: Config.Exporter %q: %w", cfg.Exporter, errLensExporter))
+		}
 	}
 
 	if raw, ok := env.LookupEnv("OTEL_SDK_DISABLED"); ok {

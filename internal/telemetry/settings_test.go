@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -221,4 +222,32 @@ func FuzzReadSettingsNumber(f *testing.F) {
 			t.Errorf("%s=%q: warnings %q, want at most one", name, value, s.Warnings)
 		}
 	})
+}
+
+// TestExporterMessageNamesItsSource: an unknown Config.Exporter read from
+// NEMO_LENS_EXPORTER names the variable and the accepted values; one set in
+// code names the field; errors.Is finds ErrUnknownExporter either way.
+func TestExporterMessageNamesItsSource(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		env  environ.Map
+		cfg  Config
+		want string
+	}{
+		{"from the variable", environ.Map{"NEMO_LENS_EXPORTER": " stdout "}, Config{Exporter: "stdout"},
+			`lens: NEMO_LENS_EXPORTER=" stdout ": unknown exporter (want "otlp" or "console")`},
+		{"set in code", environ.Map{}, Config{Exporter: "zipkin"},
+			`lens: Config.Exporter "zipkin": unknown exporter (want "otlp" or "console")`},
+		{"code beats a different variable", environ.Map{"NEMO_LENS_EXPORTER": "otlp"}, Config{Exporter: "zipkin"},
+			`lens: Config.Exporter "zipkin": unknown exporter (want "otlp" or "console")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ReadSettings(tc.env, tc.cfg, Needs{Traces: true})
+			if err == nil || err.Error() != tc.want || !errors.Is(err, ErrUnknownExporter) {
+				t.Errorf("ReadSettings: %v, want %q (and errors.Is ErrUnknownExporter)", err, tc.want)
+			}
+		})
+	}
 }

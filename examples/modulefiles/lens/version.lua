@@ -1,7 +1,8 @@
--- Lmod module file for lens v0.4.0 (docs/install.md#modulefiles).
--- Copy to a $MODULEPATH directory as lens/v0.4.0.lua; set root to the shared path of
--- docs/install.md#shared-path. It puts the binary of the node's architecture on PATH.
-local version = "v0.4.0"
+-- Lmod module file for lens (docs/install.md#modulefiles).
+-- Copy to a $MODULEPATH directory as lens/VERSION.lua (VERSION: the release's, as
+-- "lens --version" prints it); its version is its file name. Set root to the shared
+-- path of docs/install.md#shared-path. It puts the binary of the node's architecture on PATH.
+local version = myModuleVersion()
 local root    = pathJoin("/shared/tools/lens", version)
 
 local machine = (capture("uname -m"):gsub("%s+", ""))
