@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Attempt is one attempt of a job: one accounting record (the allocation
@@ -131,7 +133,11 @@ func Group(rows []Row) ([]Job, error) {
 		if err := final(j); err != nil {
 			return nil, err
 		}
+		errs = append(errs, impossible(j)...)
 		out = append(out, *j)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	slices.SortFunc(out, func(a, b Job) int { return cmp.Compare(num(a.ID), num(b.ID)) })
 	return out, nil
@@ -162,6 +168,50 @@ func final(j *Job) error {
 		}
 	}
 	return nil
+}
+
+// ErrImpossible is wrapped when a final record's times cannot be
+// (docs/reckoner.md#impossible): nothing of the job is exported then.
+var ErrImpossible = errors.New("impossible accounting record")
+
+// minTime and maxTime bound the times a span can carry (an OTLP timestamp:
+// nanoseconds since the Unix epoch in an int64).
+var (
+	minTime = time.Unix(0, 0)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// impossible returns an error, naming the row, the fields and their
+// values, for each time of j's records that cannot be: out of a span's
+// range, an end before its start, an eligible time before the submit
+// time, a start before the eligible time.
+func impossible(j *Job) []error {
+	var errs []error
+	bad := func(r Row, what string) {
+		errs = append(errs, fmt.Errorf("sacct output line %d: %s (%s): %s: %w", r.Line, r.JobID, r.State, what, ErrImpossible))
+	}
+	for _, a := range j.Attempts {
+		for _, r := range append([]Row{a.Alloc}, a.Rows...) {
+			for i, t := range []time.Time{r.Submit, r.Eligible, r.Start, r.End} {
+				if !t.IsZero() && (t.Before(minTime) || t.After(maxTime)) {
+					bad(r, fmt.Sprintf("%s %s is out of range (1970 to 2262)", Fields[5+i], t.Format(TimeLayout)))
+				}
+			}
+			before(r, "End", r.End, "Start", r.Start, bad)
+		}
+		al := a.Alloc
+		before(al, "Eligible", al.Eligible, "Submit", al.Submit, bad)
+		before(al, "Start", al.Start, "Eligible", al.Eligible, bad)
+	}
+	return errs
+}
+
+// before reports (through bad) that the later time, when both are known,
+// is before the earlier one.
+func before(r Row, laterName string, later time.Time, earlierName string, earlier time.Time, bad func(Row, string)) {
+	if !later.IsZero() && !earlier.IsZero() && later.Before(earlier) {
+		bad(r, fmt.Sprintf("%s %s is before %s %s", laterName, later.Format(TimeLayout), earlierName, earlier.Format(TimeLayout)))
+	}
 }
 
 func rawJob(s string) string {

@@ -216,6 +216,18 @@ func row(id, raw, name, state, end, db string) string {
 	return fmt.Sprintf(line, id, raw, name, state, end, db)
 }
 
+// rowT is a row with all four times given.
+func rowT(id, state, submit, eligible, start, end string) string {
+	return strings.Join([]string{id, id, "a", state, "0:0", submit, eligible, start, end, "4", "c1", "n1"}, "|") + "\n"
+}
+
+const (
+	t0 = "2026-12-01T10:00:00"
+	t1 = "2026-12-01T10:00:01"
+	t2 = "2026-12-01T10:00:02"
+	t3 = "2026-12-01T10:00:03"
+)
+
 // groupCases are hand-written edge cases; they also seed FuzzParseGroup.
 var groupCases = []struct {
 	name, out string
@@ -245,6 +257,29 @@ var groupCases = []struct {
 	{"started, eligible not recorded yet", strings.Replace(row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), "|2026-12-01T10:00:01|", "|Unknown|", 1), false, "notfinal"},
 	{"cancelled while pending", strings.Replace(row("9", "9", "a", "CANCELLED by 0", "2026-12-01T10:00:05", "4"), "|2026-12-01T10:00:02|", "|None|", 1), false, "9:1"},
 	{"array task", row("9_3", "11", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), false, "11:1"},
+	// Issue 30: a DBIndex that is not a number; a started attempt without
+	// a submit time is not final.
+	{"db index 12a", row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "12a"), false, "syntax"},
+	{"started, submit not recorded yet", rowT("9", "COMPLETED", "Unknown", t1, t2, t3), false, "notfinal"},
+	// Impossible records (docs/reckoner.md#impossible), each limit at, one
+	// second below and one second above.
+	{"end before start", rowT("9", "COMPLETED", t0, t1, t3, t2), false, "impossible"},
+	{"end at start", rowT("9", "COMPLETED", t0, t1, t2, t2), false, "9:1"},
+	{"step end before start", rowT("9", "COMPLETED", t0, t1, t2, t3) + rowT("9.0", "COMPLETED", t0, t1, t3, t2), false, "impossible"},
+	{"eligible before submit", rowT("9", "COMPLETED", t1, t0, t2, t3), false, "impossible"},
+	{"eligible at submit", rowT("9", "COMPLETED", t1, t1, t2, t3), false, "9:1"},
+	{"start before eligible", rowT("9", "COMPLETED", t0, t2, t1, t3), false, "impossible"},
+	{"start at eligible", rowT("9", "COMPLETED", t0, t1, t1, t3), false, "9:1"},
+	{"step ends in 9999", rowT("9", "COMPLETED", t0, t1, t2, t3) + rowT("9.0", "COMPLETED", t0, t1, t2, "9999-12-31T23:59:59"), false, "impossible"},
+	{"end at the last second", rowT("9", "COMPLETED", t0, t1, t2, "2262-04-11T23:47:16"), false, "9:1"},
+	{"end past the last second", rowT("9", "COMPLETED", t0, t1, t2, "2262-04-11T23:47:17"), false, "impossible"},
+	{"submit at the epoch", rowT("9", "COMPLETED", "1970-01-01T00:00:00", t1, t2, t3), false, "9:1"},
+	{"submit before the epoch", rowT("9", "COMPLETED", "1969-12-31T23:59:59", t1, t2, t3), false, "impossible"},
+	// The delimiter in a job name: the name takes the extra fields.
+	{"name with the default delimiter", row("9", "9", "a|b", "COMPLETED", t3, "4"), false, "9:1"},
+	{"name with two delimiters", row("9", "9", "a||b", "COMPLETED", t3, "4"), false, "9:1"},
+	{"unit separator", strings.ReplaceAll(row("9", "9", "a|b", "COMPLETED", t3, "4"), "|", Delimiter), false, "9:1"},
+	{"one field short", strings.Replace(row("9", "9", "a", "COMPLETED", t3, "4"), "|c1", "", 1), false, "syntax"},
 }
 
 func classify(jobs []Job, err error) string {
@@ -263,6 +298,8 @@ func classify(jobs []Job, err error) string {
 		return "unsupported"
 	case errors.Is(err, ErrInconsistent):
 		return "inconsistent"
+	case errors.Is(err, ErrImpossible):
+		return "impossible"
 	case errors.As(err, &se) && errors.Is(err, ErrSyntax):
 		return "syntax"
 	}
@@ -333,7 +370,7 @@ func TestRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "-j 1 -D -P -n -o " + strings.Join(Fields, ",") + ",SLUID"; strings.Join(calls[1], " ") != want {
+	if want := "-j 1 -D -P --delimiter=" + Delimiter + " -n -o " + strings.Join(Fields, ",") + ",SLUID"; strings.Join(calls[1], " ") != want {
 		t.Errorf("sacct %q, want %q", calls[1], want)
 	}
 	if jobs[0].Attempts[0].SLUID != "sluid-1" {
@@ -351,6 +388,63 @@ func TestValidJobArg(t *testing.T) {
 	for s, want := range map[string]bool{"12": true, "12_3": true, "": false, "12_": false, "12.batch": false, "12+0": false, "-1": false, "12_[1-3]": false} {
 		if got := ValidJobArg(s); got != want {
 			t.Errorf("ValidJobArg(%q) = %v", s, got)
+		}
+	}
+}
+
+// TestParseJobNameDelimiter: a job name holding '|' (sacct's default
+// delimiter) or the unit separator is read whole, and the fields after it
+// stay in place.
+func TestParseJobNameDelimiter(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ out, name string }{
+		{strings.ReplaceAll(row("9", "9", "x", "COMPLETED", t3, "4"), "|", Delimiter), "x"},
+		{strings.ReplaceAll(row("9", "9", "@", "COMPLETED", t3, "4"), "|", Delimiter), "@"},
+		{strings.ReplaceAll(strings.ReplaceAll(row("9", "9", "@", "COMPLETED", t3, "4"), "|", Delimiter), "@", "a|b"), "a|b"},
+		{strings.ReplaceAll(row("9", "9", "a\x1fb", "COMPLETED", t3, "4"), "|", Delimiter), "a\x1fb"},
+		{row("9", "9", "a|b|c", "COMPLETED", t3, "4"), "a|b|c"},
+	} {
+		rows, err := Parse(tc.out, false)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.out, err)
+		}
+		if r := rows[0]; r.Name != tc.name || r.State != "COMPLETED" || r.DBIndex != "4" || r.NodeList != "n1" {
+			t.Errorf("%q: name %q state %q db %q nodes %q", tc.out, r.Name, r.State, r.DBIndex, r.NodeList)
+		}
+	}
+}
+
+// TestOfJob: rows of a job that was not asked for (a site wrapper that
+// ignores -j) are refused, each by line; an array job id takes its tasks.
+func TestOfJob(t *testing.T) {
+	t.Parallel()
+	rows, err := Parse(row("9", "9", "a", "COMPLETED", t3, "4")+row("9.0", "9.0", "a", "COMPLETED", t3, "4")+
+		row("7_2", "12", "a", "COMPLETED", t3, "5")+row("8", "8", "a", "COMPLETED", t3, "6"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		job  string
+		rows []Row
+		bad  []string
+	}{
+		{"9", rows[:2], nil},
+		{"9", rows, []string{"line 3", "line 4"}},
+		{"7", rows[2:3], nil},
+		{"7_2", rows[2:3], nil},
+		{"12", rows[2:3], nil},
+		{"7_3", rows[2:3], []string{"line 3"}},
+		{"90", rows[:1], []string{"line 1"}},
+	} {
+		err := OfJob(tc.rows, tc.job)
+		if (err != nil) != (tc.bad != nil) || err != nil && !errors.Is(err, ErrOtherJob) {
+			t.Errorf("job %s: %v, want lines %v", tc.job, err, tc.bad)
+			continue
+		}
+		for _, l := range tc.bad {
+			if !strings.Contains(err.Error(), l) {
+				t.Errorf("job %s: %v, want %s", tc.job, err, l)
+			}
 		}
 	}
 }
