@@ -82,12 +82,12 @@ func TestEmitSpansSaysHowManyAndWhy(t *testing.T) {
 	}
 }
 
-// fakeSacctLines is sacct output (unit-separated) of one job with steps
+// fakeSacctLines is sacct output ('|'-separated, as recorded) of one job with steps
 // numbered steps, as the e2e cluster's 22.05 writes it.
 func fakeSacctLines(job string, steps int) []byte {
 	var b bytes.Buffer
 	row := func(id, name, start, end string) {
-		fmt.Fprintf(&b, "%s\x1f%s\x1f%s\x1fCOMPLETED\x1f0:0\x1f2026-12-01T10:00:00\x1f2026-12-01T10:00:01\x1f%s\x1f%s\x1f42\x1fc1\x1fnode1\n", id, id, name, start, end)
+		fmt.Fprintf(&b, "%s|%s|%s|COMPLETED|0:0|2026-12-01T10:00:00|2026-12-01T10:00:01|%s|%s|42|c1|node1\n", id, id, name, start, end)
 	}
 	row(job, "train", "2026-12-01T10:00:02", "2026-12-02T10:00:00")
 	row(job+".batch", "batch", "2026-12-01T10:00:02", "2026-12-02T10:00:00")
@@ -152,18 +152,39 @@ func gone(pid int) bool {
 	return false
 }
 
-// readPID reads the pid a fake sacct writes into the FIFO at path.
-func readPID(t *testing.T, path string) int {
+// startReckon starts the lens binary with args and PATH led by dir, and
+// returns the pid the fake sacct writes into fifo, and the command's end.
+func startReckon(t *testing.T, dir, fifo string, args ...string) (*exec.Cmd, *bytes.Buffer, int, chan error) {
 	t.Helper()
-	b, err := os.ReadFile(path) // blocks until the script has written and closed it
-	if err != nil {
+	cmd := exec.Command(lensBin, append([]string{"reckon"}, args...)...)
+	cmd.Env = []string{"PATH=" + dir + ":" + os.Getenv("PATH"), "OTEL_TRACES_EXPORTER=console"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatalf("pid %q: %v", b, err)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	pid := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo) // until the script has written and closed it
+		pid <- strings.TrimSpace(string(b))
+	}()
+	select {
+	case p := <-pid:
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			t.Fatalf("pid %q: %v", p, err)
+		}
+		return cmd, &stderr, n, done
+	case err := <-done:
+		// Unblock the reader.
+		if f, ferr := os.OpenFile(fifo, os.O_WRONLY, 0); ferr == nil {
+			f.Close()
+		}
+		t.Fatalf("lens reckon ended before sacct ran: %v, stderr %q", err, stderr.String())
 	}
-	return pid
+	return nil, nil, 0, nil
 }
 
 // TestReckonSacctBounded: a sacct that never answers is killed, with the
@@ -179,16 +200,7 @@ func TestReckonSacctBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := writeFakeSacct(t, "sleep 3600 &\necho $! > "+fifo+"\nwait")
-	cmd := exec.Command(lensBin, "reckon", "--sacct-timeout", "200ms", "7")
-	cmd.Env = []string{"PATH=" + dir + ":" + os.Getenv("PATH"), "OTEL_TRACES_EXPORTER=console"}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	child := readPID(t, fifo)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd, stderr, child, done := startReckon(t, dir, fifo, "--sacct-timeout", "200ms", "7")
 	select {
 	case err := <-done:
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "--sacct-timeout 200ms") {
@@ -216,18 +228,11 @@ func TestReckonSignalKillsSacct(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := writeFakeSacct(t, "sleep 3600 &\necho $! > "+fifo+"\nwait")
-	cmd := exec.Command(lensBin, "reckon", "7")
-	cmd.Env = []string{"PATH=" + dir + ":" + os.Getenv("PATH"), "OTEL_TRACES_EXPORTER=console"}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	child := readPID(t, fifo)
+	cmd, stderr, child, done := startReckon(t, dir, fifo, "7")
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	err := cmd.Wait()
+	err := <-done
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
 		t.Errorf("lens reckon: %v, stderr %q; want death by SIGTERM", err, stderr.String())
