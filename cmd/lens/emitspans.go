@@ -169,11 +169,14 @@ func exportVerdict(t *telemetry.Tracing, want int64, err error, timeout time.Dur
 		err = t.ExportError()
 	}
 	why := ""
-	switch {
+	switch first := t.ExportError(); {
+	case err != nil && first != nil && err != first:
+		why = ": " + oneLine(err) + "; first failed export: " + oneLine(first)
 	case err != nil:
 		why = ": " + oneLine(err)
 	case c.Dropped > 0:
 		why = fmt.Sprintf(": the export did not end within --flush-timeout %v", timeout)
 	}
-	return fmt.Errorf("export: %d of %d spans exported (%d failed, %d dropped)%s", c.Exported, want, c.Failed, c.Dropped, why)
+	// Pending: an export the deadline abandoned, which fails.
+	return fmt.Errorf("export: %d of %d spans exported (%d failed, %d dropped)%s", c.Exported, want, c.Failed+c.Pending, c.Dropped, why)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"iter"
 	"os/exec"
 	"strings"
 	"sync/atomic"
@@ -35,7 +36,7 @@ const reckonScope = "github.com/nemolens/lens-go/cmd/lens/reckon"
 var reckonCommand = &command{
 	name:    "reckon",
 	summary: "export a finished Slurm job's accounting as back-dated spans",
-	usage:   "[--infra-step NAME[,NAME...]]... [--wait D] [--flush-timeout D] JOBID",
+	usage:   "[--infra-step NAME[,NAME...]]... [--wait D] [--sacct-timeout D] [--flush-timeout D] JOBID",
 	help: `Read the accounting records of Slurm job JOBID (N, or N_T for one array
 task) with "sacct -j JOBID -D -P -n" and export them as back-dated spans,
 one trace per attempt (docs/reckoner.md): slurm.phase.deferred (submit to
@@ -60,7 +61,11 @@ Run it after the job has ended, however it ended: submit it with
 When accounting has no final record yet (the job is pending, running or
 requeued, or not yet in the database) it asks sacct again every second for
 up to --wait (default 0: once), then says so on stdout, with that submit
-line, and exits 0 without exporting anything.
+line, and exits 0 without exporting anything. Each sacct call is killed with
+its process group after --sacct-timeout (default 1m), or when a signal ends
+lens reckon. A job's spans are exported all or none: a record whose times
+cannot be (an end before its start, eligible before submit, a start before
+eligible, a year past 2262) or a row of another job exports nothing.
 
 The exporter is configured as for lens exec (OTEL_TRACES_EXPORTER,
 OTEL_EXPORTER_OTLP_*; "console" writes to stderr); NEMO_LENS_ENABLED is not
@@ -76,7 +81,7 @@ flush or export fails; 2 for a usage error.`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		var infra keyList
 		fs.Var(&infra, "infra-step", "step `NAME`s (sacct JobName, comma-separated, repeatable) of co-scheduled infrastructure, left out of the workload's boundaries")
-		flush := fs.Duration("flush-timeout", 10*time.Second, "spend at most `D` (a duration) exporting the spans")
+		flush := fs.Duration("flush-timeout", time.Minute, "spend at most `D` (a duration) exporting the spans")
 		sacctT := fs.Duration("sacct-timeout", defaultSacctTimeout, "kill each sacct call after `D` (a duration)")
 		wait := fs.Duration("wait", 0, "while the record is not final, ask sacct again every second for up to `D` (a duration)")
 		return func(ctx context.Context, a *app, args []string) error {
@@ -242,9 +247,10 @@ func (a *app) reckon(ctx context.Context, r reckonRun) error {
 	// All or nothing: every span is checked before any is exported.
 	total := 0
 	var bad []error
-	for _, p := range plans {
-		for _, cs := range attemptSpans(p) {
+	for i := range plans {
+		for cs := range attemptSpans(&plans[i]) {
 			total++
+			p := &plans[i]
 			if err := completed.Validate([]completed.Span{cs}); err != nil {
 				bad = append(bad, fmt.Errorf("job %s attempt %d: %w", p.Job.ID, p.Attempt.Number, err))
 			}
@@ -263,17 +269,22 @@ func (a *app) reckon(ctx context.Context, r reckonRun) error {
 	}
 	tracer := tracing.Provider().Tracer(reckonScope)
 	var emitErrs []error
-	for _, p := range plans {
+	one := make([]completed.Span, 1)
+	for i := range plans {
+		p := &plans[i]
 		tctx := completed.ContextWithTraceID(ctx, p.TraceID)
 		// completed.Emit wants the names of one set unique (children name
 		// their parent); the reckoner's spans are flat, so each is a set.
-		for _, cs := range attemptSpans(p) {
-			if err := completed.Emit(tctx, tracer, []completed.Span{cs}); err != nil {
+		n := 0
+		for cs := range attemptSpans(p) {
+			n++
+			one[0] = cs
+			if err := completed.Emit(tctx, tracer, one); err != nil {
 				emitErrs = append(emitErrs, fmt.Errorf("job %s attempt %d: %w", p.Job.ID, p.Attempt.Number, err))
 			}
 		}
 		fmt.Fprintf(a.stdout, "job %s attempt %d trace %s record %s state %q queued %s spans %d\n",
-			p.Job.ID, p.Attempt.Number, p.TraceID, p.Attempt.DBIndex, p.Attempt.Alloc.State, queueWait(p.Attempt), len(p.Spans))
+			p.Job.ID, p.Attempt.Number, p.TraceID, p.Attempt.DBIndex, p.Attempt.Alloc.State, queueWait(p.Attempt), n)
 	}
 	emitErrs = append(emitErrs, tracing.Shutdown(dctx))
 	if err := exportVerdict(tracing, int64(total), errors.Join(emitErrs...), r.flush); err != nil {
@@ -282,22 +293,25 @@ func (a *app) reckon(ctx context.Context, r reckonRun) error {
 	return stopped()
 }
 
-// attemptSpans are the completed spans of one attempt: the plan's spans,
+// attemptSpans yields the completed spans of one attempt: the plan's spans,
 // each emitted as a root (flat), the allocation span with the attempt's
 // anchor span id, every span linked to the previous attempt's anchor.
-func attemptSpans(p reckon.Plan) []completed.Span {
-	out := make([]completed.Span, 0, len(p.Spans))
-	for _, s := range p.Spans {
-		cs := completed.Span{Name: s.Name, Start: s.Start, End: s.End, Attributes: s.Attributes, Kind: trace.SpanKindInternal}
-		if s.Name == reckon.SpanRecordPrefix+reckon.KindAllocation.String() {
-			cs.SpanID = p.Anchor
-		}
-		if p.Previous.IsValid() {
-			cs.Links = []trace.Link{{SpanContext: p.Previous}}
-		}
-		out = append(out, cs)
+func attemptSpans(p *reckon.Plan) iter.Seq[completed.Span] {
+	var links []trace.Link
+	if p.Previous.IsValid() {
+		links = []trace.Link{{SpanContext: p.Previous}}
 	}
-	return out
+	return func(yield func(completed.Span) bool) {
+		for s := range p.All() {
+			cs := completed.Span{Name: s.Name, Start: s.Start, End: s.End, Attributes: s.Attributes, Kind: trace.SpanKindInternal, Links: links}
+			if s.Name == reckon.SpanRecordPrefix+reckon.KindAllocation.String() {
+				cs.SpanID = p.Anchor
+			}
+			if !yield(cs) {
+				return
+			}
+		}
+	}
 }
 
 func queueWait(a *reckon.Attempt) string {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -161,7 +162,7 @@ func final(j *Job) error {
 		if !a.Alloc.Start.IsZero() && (a.Alloc.Eligible.IsZero() || a.Alloc.Submit.IsZero()) {
 			return &NotFinal{Reason: fmt.Sprintf("record %s of job %s has a start but no submit or eligible time yet", a.DBIndex, a.Alloc.JobID)}
 		}
-		for _, r := range append([]Row{a.Alloc}, a.Rows...) {
+		for r := range a.all() {
 			if r.End.IsZero() {
 				return &NotFinal{Reason: fmt.Sprintf("%s (%s) has no end time yet", r.JobID, r.State)}
 			}
@@ -187,11 +188,11 @@ var (
 // time, a start before the eligible time.
 func impossible(j *Job) []error {
 	var errs []error
-	bad := func(r Row, what string) {
+	bad := func(r *Row, what string) {
 		errs = append(errs, fmt.Errorf("sacct output line %d: %s (%s): %s: %w", r.Line, r.JobID, r.State, what, ErrImpossible))
 	}
 	for _, a := range j.Attempts {
-		for _, r := range append([]Row{a.Alloc}, a.Rows...) {
+		for r := range a.all() {
 			for i, t := range []time.Time{r.Submit, r.Eligible, r.Start, r.End} {
 				if !t.IsZero() && (t.Before(minTime) || t.After(maxTime)) {
 					bad(r, fmt.Sprintf("%s %s is out of range (1970 to 2262)", Fields[5+i], t.Format(TimeLayout)))
@@ -199,7 +200,7 @@ func impossible(j *Job) []error {
 			}
 			before(r, "End", r.End, "Start", r.Start, bad)
 		}
-		al := a.Alloc
+		al := &a.Alloc
 		before(al, "Eligible", al.Eligible, "Submit", al.Submit, bad)
 		before(al, "Start", al.Start, "Eligible", al.Eligible, bad)
 	}
@@ -208,9 +209,24 @@ func impossible(j *Job) []error {
 
 // before reports (through bad) that the later time, when both are known,
 // is before the earlier one.
-func before(r Row, laterName string, later time.Time, earlierName string, earlier time.Time, bad func(Row, string)) {
+func before(r *Row, laterName string, later time.Time, earlierName string, earlier time.Time, bad func(*Row, string)) {
 	if !later.IsZero() && !earlier.IsZero() && later.Before(earlier) {
 		bad(r, fmt.Sprintf("%s %s is before %s %s", laterName, later.Format(TimeLayout), earlierName, earlier.Format(TimeLayout)))
+	}
+}
+
+// all yields the attempt's allocation row, then its step rows, without
+// copying them.
+func (a *Attempt) all() iter.Seq[*Row] {
+	return func(yield func(*Row) bool) {
+		if !yield(&a.Alloc) {
+			return
+		}
+		for i := range a.Rows {
+			if !yield(&a.Rows[i]) {
+				return
+			}
+		}
 	}
 }
 

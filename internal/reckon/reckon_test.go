@@ -31,7 +31,7 @@ type span struct {
 
 func spansOf(p Plan) []span {
 	var out []span
-	for _, s := range p.Spans {
+	for _, s := range p.Spans() {
 		out = append(out, span{s.Name, s.Start.Format("15:04:05"), s.End.Format("15:04:05")})
 	}
 	return out
@@ -127,7 +127,7 @@ func TestPlansRecorded(t *testing.T) {
 			{SpanWorkload, "21:11:26", "21:11:29"},
 			{SpanCleanupTail, "21:11:28", "21:11:29"},
 		})
-		if got := attrOf(p[0].Spans[2].Attributes, AttrState); got != "CANCELLED by 0" {
+		if got := attrOf(p[0].Spans()[2].Attributes, AttrState); got != "CANCELLED by 0" {
 			t.Errorf("allocation state %q", got)
 		}
 	})
@@ -137,7 +137,7 @@ func TestPlansRecorded(t *testing.T) {
 			{SpanWorkload, "21:11:30", "21:11:33"},
 			{SpanCleanupTail, "21:11:36", "21:11:36"},
 		})
-		if got := attrOf(p[0].Spans[5].Attributes, AttrInfra); got != "true" {
+		if got := attrOf(p[0].Spans()[5].Attributes, AttrInfra); got != "true" {
 			t.Errorf("dcgm step: slurm.step.infra %q, want true", got)
 		}
 		p = plansOf(t, "infra-step.sacct", Options{})
@@ -343,7 +343,7 @@ func FuzzParseGroup(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, p := range plans {
-			for _, s := range p.Spans {
+			for _, s := range p.Spans() {
 				if s.End.Before(s.Start) || s.Start.IsZero() {
 					t.Fatalf("span %s %v..%v", s.Name, s.Start, s.End)
 				}

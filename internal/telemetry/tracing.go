@@ -78,7 +78,12 @@ func NewTracing(ctx context.Context, res *resource.Resource, s *Settings, o Trac
 		d = NewDiagnostics(nil) // invalid UTF-8 is always reported
 	}
 	p := newSpanPipeline(exp, res, s, guard, onError, d.InvalidUTF8)
-	p.batch = o.Batch
+	if p.batch = o.Batch; p.batch != nil {
+		// A batch command has no later chance: a collector that refuses
+		// the connection fails each export at once, as in a final flush,
+		// instead of retrying it until --flush-timeout.
+		guard.Final()
+	}
 	// The generator honours ids requested through the context
 	// (completed.ContextWithTraceID, completed.Span.SpanID) and, in the
 	// per-attempt mode, gives root spans the attempt's trace id
