@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,12 +10,18 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/collectortest"
+	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
 // The batch commands export every span of a valid set, of any size, or
@@ -277,5 +284,91 @@ func TestReckonAllOrNothing(t *testing.T) {
 		if n := len(consoleSpans(t, r.stderr)); r.code != 1 || n != 0 || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stdout, "queued -") {
 			t.Errorf("%s: exit %d, %d spans, %v; want exit 1, no span, %q", tc.name, r.code, n, r, tc.want)
 		}
+	}
+}
+
+// TestReckonQueuedIsStartMinusEligible: the summary's queue wait is Start −
+// Eligible, not Start − Submit (break: queueWait subtracts Submit).
+func TestReckonQueuedIsStartMinusEligible(t *testing.T) {
+	t.Parallel()
+	out := "3|3|a|COMPLETED|0:0|2026-12-01T10:00:00|2026-12-01T10:00:05|2026-12-01T10:00:12|2026-12-01T10:00:20|7|c1|n1\n"
+	sacct, _ := fakeSacct(t, []byte(out))
+	r := runReckon(t, environ.Map{"OTEL_TRACES_EXPORTER": "console"}, sacct, "3")
+	if r.code != 0 || !strings.Contains(r.stdout, " queued 7s ") {
+		t.Errorf("%+v, want exit 0 and queued 7s", r)
+	}
+}
+
+// TestFlushTimeoutMustBePositive: --flush-timeout 0 (and below) is a usage
+// error of both batch commands, 1ns is not (break: `*flush <= 0` → `<`).
+func TestFlushTimeoutMustBePositive(t *testing.T) {
+	t.Parallel()
+	for _, d := range []string{"0", "-1ns", "1ns"} {
+		want := 2
+		if d == "1ns" {
+			want = 1 // accepted; the export cannot end in a nanosecond
+		}
+		r := runIn(t, environ.Map{"OTEL_TRACES_EXPORTER": "console"}, "", "emit-spans", "--flush-timeout", d, "--span", "a,1,2")
+		if r.code != want {
+			t.Errorf("emit-spans --flush-timeout %s: exit %d, want %d\n%v", d, r.code, want, r)
+		}
+		sacct, _ := fakeSacct(t, recordedSacct(t, "completed.sacct"))
+		if rr := runReckon(t, environ.Map{"OTEL_TRACES_EXPORTER": "console"}, sacct, "--flush-timeout", d, "1"); (rr.code == 2) != (want == 2) {
+			t.Errorf("reckon --flush-timeout %s: exit %d\n%+v", d, rr.code, rr)
+		}
+		if rr := runReckon(t, environ.Map{"OTEL_TRACES_EXPORTER": "console"}, sacct, "--sacct-timeout", d, "1"); (rr.code == 2) != (want == 2) {
+			t.Errorf("reckon --sacct-timeout %s: exit %d\n%+v", d, rr.code, rr)
+		}
+	}
+}
+
+// gate is a span exporter that holds its first export until released.
+type gate struct {
+	started, release chan struct{}
+	once             sync.Once
+	n                atomic.Int64
+}
+
+func (g *gate) ExportSpans(_ context.Context, s []sdktrace.ReadOnlySpan) error {
+	g.once.Do(func() {
+		close(g.started)
+		<-g.release
+	})
+	g.n.Add(int64(len(s)))
+	return nil
+}
+
+func (g *gate) Shutdown(context.Context) error { return nil }
+
+// TestVerdictCountsDrops: a span dropped (the batch mode's context ended
+// while the queue was full) fails the command although the flush
+// succeeded (break: `if err == nil && c.Exported == want` → `if err ==
+// nil` in exportVerdict).
+func TestVerdictCountsDrops(t *testing.T) {
+	t.Parallel()
+	g := &gate{started: make(chan struct{}), release: make(chan struct{})}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	s := &telemetry.Settings{BSPMaxQueueSize: 1, BSPMaxExportBatch: 1, BSPScheduleDelay: time.Hour, BSPExportTimeout: time.Hour}
+	tr, err := telemetry.NewTracing(context.Background(), resource.Empty(), s, telemetry.TracingOptions{Exporter: g, Batch: done})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracer := tr.Provider().Tracer("t")
+	end := func() {
+		_, sp := tracer.Start(context.Background(), "s")
+		sp.End()
+	}
+	end() // the worker takes it and waits in the exporter
+	<-g.started
+	end() // queued
+	end() // queue full, batch context done: dropped
+	close(g.release)
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	verdict := exportVerdict(tr, 3, nil, time.Second)
+	if c := tr.Counts(); c.Dropped != 1 || c.Exported != 2 || verdict == nil || !strings.Contains(verdict.Error(), "2 of 3 spans exported (0 failed, 1 dropped)") {
+		t.Errorf("counts %+v, verdict %v; want 2 exported, 1 dropped, an error", c, verdict)
 	}
 }

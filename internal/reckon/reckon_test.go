@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -446,5 +447,38 @@ func TestOfJob(t *testing.T) {
 				t.Errorf("job %s: %v, want %s", tc.job, err, l)
 			}
 		}
+	}
+}
+
+// TestRequeueGapIgnoresLateInfraStep: an infrastructure step of the
+// previous attempt that ends after its other rows does not move the start
+// of slurm.phase.requeue_gap (break: drop `!slices.Contains(o.InfraSteps,
+// r.Name) &&` in the previous attempt's loop of attemptSpans).
+func TestRequeueGapIgnoresLateInfraStep(t *testing.T) {
+	t.Parallel()
+	line := func(id, name, state, submit, start, end, db string) string {
+		return strings.Join([]string{id, id, name, state, "0:0", submit, submit, start, end, db, "c1", "n1"}, "|") + "\n"
+	}
+	out := line("9", "a", "REQUEUED", t0, t1, t3, "1") +
+		line("9.0", "train", "COMPLETED", t1, t1, t3, "1") +
+		line("9.1", "dcgm", "CANCELLED", t1, t1, "2026-12-01T10:00:08", "1") +
+		line("9", "a", "COMPLETED", "2026-12-01T10:00:09", "2026-12-01T10:00:10", "2026-12-01T10:00:20", "2") +
+		line("9.0", "train", "COMPLETED", "2026-12-01T10:00:10", "2026-12-01T10:00:10", "2026-12-01T10:00:20", "2")
+	jobs, err := parseGroup(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := Plans(jobs, Options{InfraSteps: []string{"dcgm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gap []span
+	for _, s := range spansOf(plans[1]) {
+		if s.name == SpanRequeueGap {
+			gap = append(gap, s)
+		}
+	}
+	if want := []span{{SpanRequeueGap, "10:00:03", "10:00:10"}}; !slices.Equal(gap, want) {
+		t.Errorf("requeue gap %v, want %v (from the last non-infrastructure end)", gap, want)
 	}
 }
