@@ -2,7 +2,9 @@ package completed_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +62,30 @@ func TestEmitContextDepth(t *testing.T) {
 	}
 	if hi-lo > 2 {
 		t.Errorf("context depth from %d to %d over 200 generations, want constant (at most 2 levels apart)", lo, hi)
+	}
+}
+
+// TestParseEpochSecondsLimits: the last nanosecond an int64 counts parses,
+// one more is a range error rather than a time before 1970 (break: drop
+// the `!ns.IsInt64()` check of ParseEpochSeconds); the epoch parses, a
+// nanosecond before it does not.
+func TestParseEpochSecondsLimits(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+		err  error
+	}{
+		{"9223372036.854775807", time.Unix(0, math.MaxInt64), nil},
+		{"9223372036.854775808", time.Time{}, completed.ErrTimeRange},
+		{"9223372036.854775809", time.Time{}, completed.ErrTimeRange},
+		{"0", time.Unix(0, 0), nil},
+		{"0.000000001", time.Unix(0, 1), nil},
+		{"-0.000000001", time.Time{}, completed.ErrTimeRange},
+	} {
+		got, err := completed.ParseEpochSeconds(tc.in)
+		if !errors.Is(err, tc.err) || err == nil && !got.Equal(tc.want) {
+			t.Errorf("ParseEpochSeconds(%s) = %v, %v; want %v, %v", tc.in, got.UTC(), err, tc.want.UTC(), tc.err)
+		}
 	}
 }
