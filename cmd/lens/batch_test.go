@@ -372,3 +372,30 @@ func TestVerdictCountsDrops(t *testing.T) {
 		t.Errorf("counts %+v, verdict %v; want 2 exported, 1 dropped, an error", c, verdict)
 	}
 }
+
+// TestEmitSpansEndpointCredentials: an endpoint with credentials in its URL,
+// in front of a real collector (OTLP/HTTP and gRPC), is refused in one line
+// naming the variable and OTEL_EXPORTER_OTLP_HEADERS; nothing reaches the
+// collector and the password is not shown (on 85caa10 the spans were sent
+// without the credentials, and the backend answered 401).
+func TestEmitSpansEndpointCredentials(t *testing.T) {
+	t.Parallel()
+	for _, protocol := range []string{"grpc", "http/protobuf"} {
+		col := collectortest.New(t, protocol, collectortest.OK)
+		for _, endpoint := range []string{
+			strings.Replace(col.Endpoint, "http://", "http://user:PWCANARY@", 1),
+			col.Endpoint + "/?api_key=PWCANARY",
+		} {
+			env := environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": protocol, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+			r := runIn(t, env, "", "emit-spans", "--span", "a,1,2")
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if r.code != 1 || len(lines) != 1 || !strings.Contains(r.stderr, "OTEL_EXPORTER_OTLP_ENDPOINT=") ||
+				!strings.Contains(r.stderr, "OTEL_EXPORTER_OTLP_HEADERS") || strings.Contains(r.stderr, "PWCANARY") {
+				t.Errorf("%s %s: %v; want exit 1, one line naming the variable and OTEL_EXPORTER_OTLP_HEADERS, no password", protocol, endpoint, r)
+			}
+		}
+		if n := col.Requests(collectortest.Traces); n != 0 {
+			t.Errorf("%s: %d exports reached the collector, want 0", protocol, n)
+		}
+	}
+}
