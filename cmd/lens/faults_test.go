@@ -428,9 +428,9 @@ func TestFaultExecBadEndpoint(t *testing.T) {
 	const disabled = "lens exec: telemetry disabled: lens: OTEL_EXPORTER_OTLP_ENDPOINT="
 	const shutdown = "lens exec: telemetry shutdown: "
 	for name, tc := range map[string]struct{ endpoint, want string }{
-		"no-scheme":            {"::::", disabled},
-		"unclosed-bracket":     {"http://[::1", disabled},
-		"port-out-of-range":    {"http://127.0.0.1:99999", disabled},
+		"no-scheme":         {"::::", disabled},
+		"unclosed-bracket":  {"http://[::1", disabled},
+		"port-out-of-range": {"http://127.0.0.1:99999", disabled},
 		// Credentials in the URL are refused (docs/resource.md#endpoint-credentials).
 		"credentials":          {"http://user:" + password + "@" + refused, disabled},
 		"credentials-and-typo": {"http://user:" + password + "@[::1", disabled},

@@ -130,8 +130,8 @@ func TestInvalidUTF8Key(t *testing.T) {
 func TestConfigRules(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		env     environ.Map
-		varName string
+		env      environ.Map
+		varName  string
 		sentinel error
 	}{
 		{environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://host:4317"}, "OTEL_EXPORTER_OTLP_ENDPOINT", ErrInvalidEndpoint},
