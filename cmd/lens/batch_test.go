@@ -399,3 +399,18 @@ func TestEmitSpansEndpointCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitSpansRefusedAtOnce: in the batch mode a gRPC collector that
+// refuses the connection fails each export at once with the refusal, not
+// after retries until --flush-timeout with "context deadline exceeded"
+// (break: drop guard.Final() from NewTracing's batch mode).
+func TestEmitSpansRefusedAtOnce(t *testing.T) {
+	t.Parallel()
+	env := environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": collectortest.Refused(t),
+		"OTEL_EXPORTER_OTLP_TIMEOUT": "600000"}
+	r := runIn(t, env, "", append([]string{"emit-spans", "--flush-timeout", "20s"}, bigSet(3000, false)...)...)
+	if r.code != 1 || !strings.Contains(r.stderr, "0 of 3000 spans exported (3000 failed, 0 dropped): the collector refused the connection") ||
+		strings.Contains(r.stderr, "timeout") {
+		t.Errorf("%v; want exit 1, every span failed, the refusal as the reason", r)
+	}
+}
