@@ -194,19 +194,26 @@ func startReckon(t *testing.T, dir, fifo string, args ...string) (*exec.Cmd, *by
 	return nil, nil, 0, nil
 }
 
+// hangingSacct writes a fake sacct that starts a child, writes the child's
+// pid into the returned FIFO, and waits for it (an hour).
+func hangingSacct(t *testing.T) (dir, fifo string) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("process groups read from /proc")
+	}
+	fifo = filepath.Join(t.TempDir(), "pid")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return writeFakeSacct(t, "sleep 3600 &\necho $! > "+fifo+"\nwait"), fifo
+}
+
 // TestReckonSacctBounded: a sacct that never answers is killed, with the
 // child it started, after --sacct-timeout, and lens reckon says so (on
 // 85caa10 it waited without a bound).
 func TestReckonSacctBounded(t *testing.T) {
 	t.Parallel()
-	if runtime.GOOS != "linux" {
-		t.Skip("process groups read from /proc")
-	}
-	fifo := filepath.Join(t.TempDir(), "pid")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	dir := writeFakeSacct(t, "sleep 3600 &\necho $! > "+fifo+"\nwait")
+	dir, fifo := hangingSacct(t)
 	cmd, stderr, child, done := startReckon(t, dir, fifo, "--sacct-timeout", "200ms", "7")
 	select {
 	case err := <-done:
@@ -227,14 +234,7 @@ func TestReckonSacctBounded(t *testing.T) {
 // group, then lens dies by SIGTERM (on 85caa10 sacct kept running).
 func TestReckonSignalKillsSacct(t *testing.T) {
 	t.Parallel()
-	if runtime.GOOS != "linux" {
-		t.Skip("process groups read from /proc")
-	}
-	fifo := filepath.Join(t.TempDir(), "pid")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	dir := writeFakeSacct(t, "sleep 3600 &\necho $! > "+fifo+"\nwait")
+	dir, fifo := hangingSacct(t)
 	cmd, stderr, child, done := startReckon(t, dir, fifo, "7")
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

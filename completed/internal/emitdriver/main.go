@@ -108,13 +108,19 @@ func opSDK(spans []completed.Span) {
 	check(exp, len(spans))
 }
 
-func opReckon(out string) {
+// plan parses, groups and plans sacct's output, as lens reckon does.
+func plan(out string) []reckon.Plan {
 	rows, err := reckon.Parse(out, false)
 	must(err)
 	jobs, err := reckon.Group(rows)
 	must(err)
 	plans, err := reckon.Plans(jobs, reckon.Options{})
 	must(err)
+	return plans
+}
+
+func opReckon(out string) {
+	plans := plan(out)
 	t, exp := lensTracing()
 	tr := t.Provider().Tracer("d")
 	n := 0
@@ -161,15 +167,7 @@ func must(err error) {
 
 // parseOnly is what the reckoner needs before it emits: sacct's output
 // parsed, grouped and planned.
-func parseOnly(out string) {
-	rows, err := reckon.Parse(out, false)
-	must(err)
-	jobs, err := reckon.Group(rows)
-	must(err)
-	plans, err := reckon.Plans(jobs, reckon.Options{})
-	must(err)
-	sink += int64(len(plans))
-}
+func parseOnly(out string) { sink += int64(len(plan(out))) }
 
 // memory prints the bytes and allocations per step of parseOnly and of
 // opReckon, and the live heap after each (GC on).
