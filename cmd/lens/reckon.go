@@ -36,7 +36,7 @@ const reckonScope = "github.com/nemolens/lens-go/cmd/lens/reckon"
 var reckonCommand = &command{
 	name:    "reckon",
 	summary: "export a finished Slurm job's accounting as back-dated spans",
-	usage:   "[--infra-step NAME[,NAME...]]... [--wait D] [--sacct-timeout D] [--flush-timeout D] JOBID",
+	usage:   "[--infra-step NAME[,NAME...]]... [--wait D] [--flush-timeout D] JOBID",
 	help: `Read the accounting records of Slurm job JOBID (N, or N_T for one array
 task) with "sacct -j JOBID -D -P -n" and export them as back-dated spans,
 one trace per attempt (docs/reckoner.md): slurm.phase.deferred (submit to
