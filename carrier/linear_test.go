@@ -1,7 +1,6 @@
 package carrier_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -157,24 +156,6 @@ func TestLinear(t *testing.T) {
 // callgrind runs the driver under callgrind and returns the inclusive
 // instruction count of each main.measure* function.
 func runCallgrind(valgrind, driver, dir string, run linearRun) (map[string]int64, error) {
-	out := filepath.Join(dir, "callgrind."+run.name)
-	cmd := exec.Command(valgrind, "--tool=callgrind", "--callgrind-out-file="+out,
-		"--compress-strings=no", "--compress-pos=no",
-		driver, "-entries", strconv.Itoa(run.entries), "-size", strconv.Itoa(run.size))
-	// Asynchronous preemption signals and extra threads would make the
-	// counts vary from run to run. The runtime's cycle counter uses RDTSCP
-	// where the CPU has it (lock contention, under load), an instruction
-	// Valgrind 3.19 cannot run: it is switched off.
-	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off", "GOMAXPROCS=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%v\n%s", err, stderr.String())
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return callgrind.InclusiveCosts(f)
+	return callgrind.Run(valgrind, driver, filepath.Join(dir, "callgrind."+run.name),
+		"-entries", strconv.Itoa(run.entries), "-size", strconv.Itoa(run.size))
 }

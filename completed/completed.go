@@ -239,9 +239,11 @@ func Emit(ctx context.Context, tr trace.Tracer, spans []Span) error {
 		}
 		_, span := tr.Start(startCtx, s.Name, opts...)
 		started = append(started, startedSpan{i, span})
-		// Children start from pctx with this span, not from startCtx: the
-		// span id request is this span's alone.
-		cctx := trace.ContextWithSpan(pctx, span)
+		// Children start from ctx with this span, not from startCtx (the
+		// span id request is this span's alone) nor from pctx: a context
+		// one level deeper per generation would make every lookup, and so
+		// a chain of n spans, cost O(n) (docs/tracing.md#batch-export).
+		cctx := trace.ContextWithSpan(ctx, span)
 		for _, c := range children[s.Name] {
 			parentCtx[c] = cctx
 			queue = append(queue, c)

@@ -57,6 +57,11 @@ var setRows = []setRow{
 	{name: "float overflow", specs: []string{"a,1,1e400"}, want: []error{completed.ErrNotFinite}},
 	{name: "before epoch", specs: []string{"a,-1,2"}, want: []error{completed.ErrTimeRange}},
 	{name: "after 2262", specs: []string{"a,1,9223372037"}, want: []error{completed.ErrTimeRange}},
+	// One nanosecond past the last one an int64 counts (a float64 cannot
+	// tell it from the last: the exact check must catch it, not wrap it to
+	// before 1970), and one before the epoch.
+	{name: "a nanosecond past the last", specs: []string{"a,1,9223372036.854775808"}, want: []error{completed.ErrTimeRange}},
+	{name: "a nanosecond before the epoch", specs: []string{"a,-0.000000001,1"}, want: []error{completed.ErrTimeRange}},
 	{name: "both times bad", specs: []string{"a,inf,x"}, want: []error{completed.ErrNotFinite, completed.ErrMalformed}},
 	{name: "one bad spec among good ones", specs: []string{"a,1,2", "b,1,x,a"}, want: []error{completed.ErrMalformed}},
 	{name: "parse and set errors together", specs: []string{"a,1,2,a", "b,x,2"}, want: []error{completed.ErrMalformed, completed.ErrCycle}, names: []string{"a"}},

@@ -52,6 +52,9 @@ type app struct {
 	sacct reckon.Runner
 	// reckonPoll is lens reckon --wait's polling interval; 0 means 1 s.
 	reckonPoll time.Duration
+	// reckonSignals, when not nil, receives the signals that end lens
+	// reckon once it has killed sacct (main relays them for reckon only).
+	reckonSignals chan os.Signal
 	// getpid returns lens's pid (for lens exec's instance id); nil means
 	// os.Getpid.
 	getpid func() int

@@ -120,19 +120,39 @@ func (a *app) emitSpans(ctx context.Context, specs []string, service string, tim
 	if err != nil {
 		return fmt.Errorf("resource: %w", err)
 	}
-	tracing, err := a.newTracing(ctx, "emit-spans", attrs.Resource(), &s, attempt)
+	// --flush-timeout bounds the whole export: ending a span waits for room
+	// in the queue (the batch mode) until then, and the flush ends by then.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	tracing, err := a.newBatchTracing(ctx, dctx, "emit-spans", attrs.Resource(), &s, attempt)
 	if err != nil {
 		return err
 	}
 	emitErr := completed.Emit(ctx, tracing.Provider().Tracer(instrumentationScope), spans)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	shutErr := tracing.Shutdown(sctx)
-	if err := errors.Join(emitErr, shutErr); err != nil {
-		return fmt.Errorf("export: %s", oneLine(err))
+	shutErr := tracing.Shutdown(dctx)
+	return exportVerdict(tracing, int64(len(spans)), errors.Join(emitErr, shutErr), timeout)
+}
+
+// exportVerdict is the error of a batch command's export (nil when every one
+// of want spans was exported): how many spans went, and why not the others
+// (docs/tracing.md#batch-export).
+func exportVerdict(t *telemetry.Tracing, want int64, err error, timeout time.Duration) error {
+	c := t.Counts()
+	if err == nil && c.Exported == want {
+		return nil
 	}
-	if c := tracing.Counts(); c.Exported != int64(len(spans)) {
-		return fmt.Errorf("export: %d of %d spans exported (%d failed, %d dropped)", c.Exported, len(spans), c.Failed, c.Dropped)
+	if err == nil {
+		err = t.ExportError()
 	}
-	return nil
+	why := ""
+	switch first := t.ExportError(); {
+	case err != nil && first != nil && err != first:
+		why = ": " + oneLine(err) + "; first failed export: " + oneLine(first)
+	case err != nil:
+		why = ": " + oneLine(err)
+	case c.Dropped > 0:
+		why = fmt.Sprintf(": the export did not end within --flush-timeout %v", timeout)
+	}
+	// Pending: an export the deadline abandoned, which fails.
+	return fmt.Errorf("export: %d of %d spans exported (%d failed, %d dropped)%s", c.Exported, want, c.Failed+c.Pending, c.Dropped, why)
 }

@@ -527,7 +527,15 @@ func (a *app) start(c supervise.Command) (*supervise.Process, error) {
 // (exec, emit-spans): the console exporter writes to stderr, and the
 // engine's warnings are said there, prefixed with the command's name.
 func (a *app) newTracing(ctx context.Context, name string, res *resource.Resource, s *telemetry.Settings, attempt traceid.Attempt) (*telemetry.Tracing, error) {
+	return a.newBatchTracing(ctx, nil, name, res, s, attempt)
+}
+
+// newBatchTracing is newTracing in the batch mode when batch is non-nil
+// (telemetry.TracingOptions.Batch): ending a span waits for room in the
+// queue until batch is done.
+func (a *app) newBatchTracing(ctx, batch context.Context, name string, res *resource.Resource, s *telemetry.Settings, attempt traceid.Attempt) (*telemetry.Tracing, error) {
 	return telemetry.NewTracing(ctx, res, s, telemetry.TracingOptions{
+		Batch:       batch,
 		Console:     telemetry.ConsoleWriter(a.stderr),
 		Diagnostics: a.diag,
 		Env:         a.env,

@@ -422,16 +422,15 @@ func TestFaultExecBadEndpoint(t *testing.T) {
 	t.Parallel()
 	const password = "PWCANARY"
 	refused := strings.TrimPrefix(collectortest.Refused(t), "http://")
-	// An endpoint lens cannot use is one line naming the variable
-	// (docs/resource.md#otlp-endpoint-and-tls); a usable one whose
-	// collector refuses is one telemetry shutdown line.
+	// An endpoint lens cannot use — credentials in the URL included — is
+	// one line naming the variable (docs/resource.md#otlp-endpoint-and-tls).
 	const disabled = "lens exec: telemetry disabled: lens: OTEL_EXPORTER_OTLP_ENDPOINT="
-	const shutdown = "lens exec: telemetry shutdown: "
 	for name, tc := range map[string]struct{ endpoint, want string }{
-		"no-scheme":            {"::::", disabled},
-		"unclosed-bracket":     {"http://[::1", disabled},
-		"port-out-of-range":    {"http://127.0.0.1:99999", disabled},
-		"credentials":          {"http://user:" + password + "@" + refused, shutdown},
+		"no-scheme":         {"::::", disabled},
+		"unclosed-bracket":  {"http://[::1", disabled},
+		"port-out-of-range": {"http://127.0.0.1:99999", disabled},
+		// Credentials in the URL are refused (docs/resource.md#endpoint-credentials).
+		"credentials":          {"http://user:" + password + "@" + refused, disabled},
 		"credentials-and-typo": {"http://user:" + password + "@[::1", disabled},
 	} {
 		endpoint := tc.endpoint

@@ -38,6 +38,11 @@ func main() {
 		logger:  logger,
 		diag:    diag,
 	}
+	if len(os.Args) > 1 && os.Args[1] == reckonCommand.name {
+		// lens reckon kills sacct's process group before it ends.
+		a.reckonSignals = make(chan os.Signal, 1)
+		notifyReckon(a.reckonSignals)
+	}
 	code := a.main(context.Background(), taskPrologArgs(os.Args[0], os.Args[1:], env))
 	if a.dieBy != 0 {
 		// The command was killed by a signal: lens's parent sees the same.

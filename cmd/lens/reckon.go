@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"iter"
 	"os/exec"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -35,12 +39,13 @@ var reckonCommand = &command{
 	usage:   "JOBID",
 	help: `Read Slurm job JOBID's accounting (sacct) and export it as back-dated
 spans, one trace per attempt: queue wait, allocation, steps, cleanup,
-requeue gaps (docs/reckoner.md). Run it after the job has ended:
+requeue gaps, all or none (docs/reckoner.md). Run it after the job ended:
   sbatch --dependency=afterany:JOBID examples/reckon.sbatch JOBID`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		var infra keyList
 		fs.Var(&infra, "infra-step", "comma-separated step `NAMES` (sacct JobName) of infrastructure, left out of the workload phase (repeatable)")
-		flush := fs.Duration("flush-timeout", 10*time.Second, "spend at most `D` exporting the spans")
+		flush := fs.Duration("flush-timeout", time.Minute, "spend at most `D` exporting the spans")
+		sacctT := fs.Duration("sacct-timeout", defaultSacctTimeout, "kill each sacct call after `D`")
 		wait := fs.Duration("wait", 0, "while the record is not final, ask sacct every second for up to `D`")
 		return func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {
@@ -55,56 +60,141 @@ requeue gaps (docs/reckoner.md). Run it after the job has ended:
 			if *wait < 0 {
 				return usagef("--wait must not be negative")
 			}
-			return a.reckon(ctx, args[0], reckon.Options{InfraSteps: infra}, *wait, *flush)
+			if *sacctT <= 0 {
+				return usagef("--sacct-timeout must be positive")
+			}
+			return a.reckon(ctx, reckonRun{job: args[0], opts: reckon.Options{InfraSteps: infra}, wait: *wait, flush: *flush, sacctT: *sacctT})
 		}
 	},
 }
 
-// sacctRunner runs sacct from PATH with lens's environment plus TZ=UTC and
-// SLURM_TIME_FORMAT=standard, so that its times are UTC in one layout.
-func (a *app) sacctRunner() reckon.Runner {
-	if a.sacct != nil {
-		return a.sacct
+// defaultSacctTimeout bounds each sacct call of lens reckon: examples/
+// reckon.sbatch asks again every second for up to 10 minutes, and a
+// healthy slurmdbd answers in well under a second.
+const defaultSacctTimeout = time.Minute
+
+// maxSacctStderr is how much of a failing sacct's stderr lens reckon keeps
+// (the message shows MaxErrorText bytes of it; the rest is counted).
+const maxSacctStderr = 64 << 10
+
+// sacctRunner returns the runner of lens reckon: a.sacct, or the sacct found
+// in PATH with lens's environment plus TZ=UTC and SLURM_TIME_FORMAT=standard
+// (so that its times are UTC in one layout), each call bounded by timeout
+// (docs/reckoner.md#bounds).
+func (a *app) sacctRunner(timeout time.Duration) reckon.Runner {
+	run := a.sacct
+	if run == nil {
+		env := append(a.environ(), "TZ=UTC", "SLURM_TIME_FORMAT=standard")
+		run = func(ctx context.Context, args ...string) ([]byte, error) { return runSacct(ctx, env, args) }
 	}
 	return func(ctx context.Context, args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, "sacct", args...)
-		cmd.Env = append(a.environ(), "TZ=UTC", "SLURM_TIME_FORMAT=standard")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		cmd.WaitDelay = 5 * time.Second
-		out, err := cmd.Output()
-		if err != nil {
-			if msg := strings.TrimSpace(stderr.String()); msg != "" {
-				err = fmt.Errorf("%w: %s", err, strings.ReplaceAll(msg, "\n", "; "))
-			}
-			return nil, err
+		tctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		out, err := run(tctx, args...)
+		if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("no answer within --sacct-timeout %v: killed it and its process group", timeout)
 		}
-		return out, nil
+		return out, err
 	}
+}
+
+// runSacct runs sacct as the leader of a process group, which the end of
+// ctx kills whole, and returns its output; a failure's message holds the
+// start of its stderr, shaped like a collector's error body.
+func runSacct(ctx context.Context, env, args []string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "sacct", args...)
+	cmd.Env = env
+	sacctProcessGroup(cmd)
+	var stdout bytes.Buffer
+	stderr := &headWriter{max: maxSacctStderr}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	_ = killGroup(cmd) // what sacct left behind in its group
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if msg := strings.TrimSpace(stderr.buf.String()); msg != "" || stderr.more > 0 {
+			err = fmt.Errorf("%w: %s", err, telemetry.ShapeText(msg, stderr.more))
+		}
+		return nil, err
+	}
+	return stdout.Bytes(), nil
+}
+
+// headWriter keeps the first max bytes written and counts the rest.
+type headWriter struct {
+	buf  bytes.Buffer
+	max  int
+	more int64
+}
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	keep := min(len(p), w.max-w.buf.Len())
+	w.buf.Write(p[:keep])
+	w.more += int64(len(p) - keep)
+	return len(p), nil
 }
 
 // reckonPoll is the interval of lens reckon --wait.
 const reckonPoll = time.Second
 
-func (a *app) reckon(ctx context.Context, job string, o reckon.Options, wait, flush time.Duration) error {
-	deadline := time.Now().Add(wait)
+// reckonRun is what lens reckon's flags ask for.
+type reckonRun struct {
+	job                 string
+	opts                reckon.Options
+	wait, flush, sacctT time.Duration
+}
+
+func (a *app) reckon(ctx context.Context, r reckonRun) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var caught atomic.Int64 // the signal that ended lens reckon, if any
+	if a.reckonSignals != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case sig := <-a.reckonSignals:
+				if s, ok := sig.(syscall.Signal); ok {
+					caught.Store(int64(s))
+				}
+				cancel()
+			case <-done:
+			}
+		}()
+	}
+	stopped := func() error {
+		if sig := syscall.Signal(caught.Load()); sig != 0 {
+			a.dieBy = sig
+			return fmt.Errorf("stopped by signal %d (%v); sacct was killed with its process group", int(sig), sig)
+		}
+		return nil
+	}
+	job := r.job
+	deadline := time.Now().Add(r.wait)
 	poll := a.reckonPoll
 	if poll <= 0 {
 		poll = reckonPoll
 	}
+	run := a.sacctRunner(r.sacctT)
 	var jobs []reckon.Job
 	var err error
 	var nf *reckon.NotFinal
 	for {
-		jobs, err = reckon.Read(ctx, a.sacctRunner(), job)
+		jobs, err = reckon.Read(ctx, run, job)
 		if !errors.As(err, &nf) || !time.Now().Add(poll).Before(deadline) {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return cmp.Or(stopped(), ctx.Err())
 		case <-time.After(poll):
 		}
+	}
+	if err := stopped(); err != nil {
+		return err
 	}
 	if errors.As(err, &nf) {
 		fmt.Fprintf(a.stdout, "lens reckon: job %s: %s; nothing exported. Run the reckoner after the job has ended:\n  sbatch --dependency=afterany:%s examples/reckon.sbatch %s\n", job, nf.Reason, job, job)
@@ -113,56 +203,78 @@ func (a *app) reckon(ctx context.Context, job string, o reckon.Options, wait, fl
 	if err != nil {
 		return err
 	}
-	plans, err := reckon.Plans(jobs, o)
+	plans, err := reckon.Plans(jobs, r.opts)
 	if err != nil {
 		return err
 	}
-	tracing, err := a.reckonTracing(ctx, jobs)
+	// All or nothing: every span is checked before any is exported.
+	total := 0
+	var bad []error
+	for i := range plans {
+		for cs := range attemptSpans(&plans[i]) {
+			total++
+			p := &plans[i]
+			if err := completed.Validate([]completed.Span{cs}); err != nil {
+				bad = append(bad, fmt.Errorf("job %s attempt %d: %w", p.Job.ID, p.Attempt.Number, err))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("job %s: nothing exported: %w", job, errors.Join(bad...))
+	}
+	// --flush-timeout bounds the whole export: ending a span waits for room
+	// in the queue (the batch mode) until then.
+	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), r.flush)
+	defer dcancel()
+	tracing, err := a.reckonTracing(ctx, dctx, jobs)
 	if err != nil {
 		return err
 	}
 	tracer := tracing.Provider().Tracer(reckonScope)
 	var emitErrs []error
-	for _, p := range plans {
+	one := make([]completed.Span, 1)
+	for i := range plans {
+		p := &plans[i]
 		tctx := completed.ContextWithTraceID(ctx, p.TraceID)
 		// completed.Emit wants the names of one set unique (children name
 		// their parent); the reckoner's spans are flat, so each is a set.
-		for _, cs := range attemptSpans(p) {
-			if err := completed.Emit(tctx, tracer, []completed.Span{cs}); err != nil {
+		n := 0
+		for cs := range attemptSpans(p) {
+			n++
+			one[0] = cs
+			if err := completed.Emit(tctx, tracer, one); err != nil {
 				emitErrs = append(emitErrs, fmt.Errorf("job %s attempt %d: %w", p.Job.ID, p.Attempt.Number, err))
 			}
 		}
 		fmt.Fprintf(a.stdout, "job %s attempt %d trace %s record %s state %q queued %s spans %d\n",
-			p.Job.ID, p.Attempt.Number, p.TraceID, p.Attempt.DBIndex, p.Attempt.Alloc.State, queueWait(p.Attempt), len(p.Spans))
+			p.Job.ID, p.Attempt.Number, p.TraceID, p.Attempt.DBIndex, p.Attempt.Alloc.State, queueWait(p.Attempt), n)
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), flush)
-	defer cancel()
-	err = tracing.Shutdown(sctx)
-	if c := tracing.Counts(); err == nil && c.Exported != c.Ended {
-		err = fmt.Errorf("%d of %d spans exported (%d dropped, %d failed)", c.Exported, c.Ended, c.Dropped, c.Failed)
+	emitErrs = append(emitErrs, tracing.Shutdown(dctx))
+	if err := exportVerdict(tracing, int64(total), errors.Join(emitErrs...), r.flush); err != nil {
+		return fmt.Errorf("telemetry: %w", err)
 	}
-	if err != nil {
-		emitErrs = append(emitErrs, fmt.Errorf("telemetry: %v", oneLine(err)))
-	}
-	return errors.Join(emitErrs...)
+	return stopped()
 }
 
-// attemptSpans are the completed spans of one attempt: the plan's spans,
+// attemptSpans yields the completed spans of one attempt: the plan's spans,
 // each emitted as a root (flat), the allocation span with the attempt's
 // anchor span id, every span linked to the previous attempt's anchor.
-func attemptSpans(p reckon.Plan) []completed.Span {
-	out := make([]completed.Span, 0, len(p.Spans))
-	for _, s := range p.Spans {
-		cs := completed.Span{Name: s.Name, Start: s.Start, End: s.End, Attributes: s.Attributes, Kind: trace.SpanKindInternal}
-		if s.Name == reckon.SpanRecordPrefix+reckon.KindAllocation.String() {
-			cs.SpanID = p.Anchor
-		}
-		if p.Previous.IsValid() {
-			cs.Links = []trace.Link{{SpanContext: p.Previous}}
-		}
-		out = append(out, cs)
+func attemptSpans(p *reckon.Plan) iter.Seq[completed.Span] {
+	var links []trace.Link
+	if p.Previous.IsValid() {
+		links = []trace.Link{{SpanContext: p.Previous}}
 	}
-	return out
+	return func(yield func(completed.Span) bool) {
+		for s := range p.All() {
+			cs := completed.Span{Name: s.Name, Start: s.Start, End: s.End, Attributes: s.Attributes, Kind: trace.SpanKindInternal, Links: links}
+			if s.Name == reckon.SpanRecordPrefix+reckon.KindAllocation.String() {
+				cs.SpanID = p.Anchor
+			}
+			if !yield(cs) {
+				return
+			}
+		}
+	}
 }
 
 func queueWait(a *reckon.Attempt) string {
@@ -174,7 +286,7 @@ func queueWait(a *reckon.Attempt) string {
 
 // reckonTracing sets up the trace pipeline as lens exec does, with the
 // reckoned job's resource and without a parent from TRACEPARENT.
-func (a *app) reckonTracing(ctx context.Context, jobs []reckon.Job) (*telemetry.Tracing, error) {
+func (a *app) reckonTracing(ctx, batch context.Context, jobs []reckon.Job) (*telemetry.Tracing, error) {
 	cfg, err := telemetry.FromEnv(a.env, "", "")
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %v", oneLine(err))
@@ -203,6 +315,7 @@ func (a *app) reckonTracing(ctx context.Context, jobs []reckon.Job) (*telemetry.
 		Console:     telemetry.ConsoleWriter(a.stderr),
 		Diagnostics: a.diag,
 		Env:         environ.Map{}, // no TRACEPARENT: each attempt has its own trace
+		Batch:       batch,
 	})
 }
 

@@ -139,7 +139,10 @@ func TestReckonNotFinal(t *testing.T) {
 // --wait asks again until the record is final.
 func TestReckonWait(t *testing.T) {
 	t.Parallel()
-	sacct, calls := fakeSacct(t, recordedSacct(t, "running.sacct"), recordedSacct(t, "running.sacct"), recordedSacct(t, "completed.sacct"))
+	// Job 8's running record, renumbered as job 1 (the rows of another
+	// job are refused).
+	running := bytes.ReplaceAll(recordedSacct(t, "running.sacct"), []byte("8"), []byte("1"))
+	sacct, calls := fakeSacct(t, running, running, recordedSacct(t, "completed.sacct"))
 	r := runReckon(t, environ.Map{"OTEL_TRACES_EXPORTER": "console"}, sacct, "--wait", "1h", "1")
 	if r.code != 0 || len(consoleSpans(t, r.stderr)) != 9 || calls.Load() != 3 {
 		t.Errorf("%+v after %d sacct calls, want 9 spans after 3", r, calls.Load())

@@ -28,7 +28,7 @@ func Example() {
 	}
 	for _, p := range plans {
 		fmt.Printf("attempt %d (record %s, %s) trace %s\n", p.Attempt.Number, p.Attempt.DBIndex, p.Attempt.Alloc.State, p.TraceID)
-		for _, s := range p.Spans {
+		for _, s := range p.Spans() {
 			fmt.Printf("  %-26s %s  %s\n", s.Name, s.Start.Format("15:04:05"), s.End.Format("15:04:05"))
 		}
 	}

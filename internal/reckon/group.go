@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"iter"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Attempt is one attempt of a job: one accounting record (the allocation
@@ -131,7 +134,11 @@ func Group(rows []Row) ([]Job, error) {
 		if err := final(j); err != nil {
 			return nil, err
 		}
+		errs = append(errs, impossible(j)...)
 		out = append(out, *j)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	slices.SortFunc(out, func(a, b Job) int { return cmp.Compare(num(a.ID), num(b.ID)) })
 	return out, nil
@@ -155,13 +162,72 @@ func final(j *Job) error {
 		if !a.Alloc.Start.IsZero() && (a.Alloc.Eligible.IsZero() || a.Alloc.Submit.IsZero()) {
 			return &NotFinal{Reason: fmt.Sprintf("record %s of job %s has a start but no submit or eligible time yet", a.DBIndex, a.Alloc.JobID)}
 		}
-		for _, r := range append([]Row{a.Alloc}, a.Rows...) {
+		for r := range a.all() {
 			if r.End.IsZero() {
 				return &NotFinal{Reason: fmt.Sprintf("%s (%s) has no end time yet", r.JobID, r.State)}
 			}
 		}
 	}
 	return nil
+}
+
+// ErrImpossible is wrapped when a final record's times cannot be
+// (docs/reckoner.md#impossible): nothing of the job is exported then.
+var ErrImpossible = errors.New("impossible accounting record")
+
+// minTime and maxTime bound the times a span can carry (an OTLP timestamp:
+// nanoseconds since the Unix epoch in an int64).
+var (
+	minTime = time.Unix(0, 0)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// impossible returns an error, naming the row, the fields and their
+// values, for each time of j's records that cannot be: out of a span's
+// range, an end before its start, an eligible time before the submit
+// time, a start before the eligible time.
+func impossible(j *Job) []error {
+	var errs []error
+	bad := func(r *Row, what string) {
+		errs = append(errs, fmt.Errorf("sacct output line %d: %s (%s): %s: %w", r.Line, r.JobID, r.State, what, ErrImpossible))
+	}
+	for _, a := range j.Attempts {
+		for r := range a.all() {
+			for i, t := range []time.Time{r.Submit, r.Eligible, r.Start, r.End} {
+				if !t.IsZero() && (t.Before(minTime) || t.After(maxTime)) {
+					bad(r, fmt.Sprintf("%s %s is out of range (1970 to 2262)", Fields[5+i], t.Format(TimeLayout)))
+				}
+			}
+			before(r, "End", r.End, "Start", r.Start, bad)
+		}
+		al := &a.Alloc
+		before(al, "Eligible", al.Eligible, "Submit", al.Submit, bad)
+		before(al, "Start", al.Start, "Eligible", al.Eligible, bad)
+	}
+	return errs
+}
+
+// before reports (through bad) that the later time, when both are known,
+// is before the earlier one.
+func before(r *Row, laterName string, later time.Time, earlierName string, earlier time.Time, bad func(*Row, string)) {
+	if !later.IsZero() && !earlier.IsZero() && later.Before(earlier) {
+		bad(r, fmt.Sprintf("%s %s is before %s %s", laterName, later.Format(TimeLayout), earlierName, earlier.Format(TimeLayout)))
+	}
+}
+
+// all yields the attempt's allocation row, then its step rows, without
+// copying them.
+func (a *Attempt) all() iter.Seq[*Row] {
+	return func(yield func(*Row) bool) {
+		if !yield(&a.Alloc) {
+			return
+		}
+		for i := range a.Rows {
+			if !yield(&a.Rows[i]) {
+				return
+			}
+		}
+	}
 }
 
 func rawJob(s string) string {

@@ -21,7 +21,7 @@ func Args(job string, withSLUID bool) []string {
 	if withSLUID {
 		f += "," + SLUIDField
 	}
-	return []string{"-j", job, "-D", "-P", "-n", "-o", f}
+	return []string{"-j", job, "-D", "-P", "--delimiter=" + Delimiter, "-n", "-o", f}
 }
 
 // HasSLUID reports whether `sacct --helpformat` output lists the SLUID field.
@@ -50,5 +50,28 @@ func Read(ctx context.Context, run Runner, job string) ([]Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := OfJob(rows, job); err != nil {
+		return nil, err
+	}
 	return Group(rows)
+}
+
+// ErrOtherJob is wrapped when sacct returns rows of a job that was not
+// asked for (a site wrapper that ignores -j).
+var ErrOtherJob = errors.New("rows of another job")
+
+// OfJob checks that every row belongs to job ("N" or "N_T", see
+// [ValidJobArg]): its JobID or JobIDRaw, without the step, is job, or, for
+// an array job id N, its JobID is a task N_T. It reports every other row
+// (errors.Join of errors wrapping ErrOtherJob).
+func OfJob(rows []Row, job string) error {
+	var errs []error
+	for _, r := range rows {
+		id := rawJob(r.JobID)
+		if id == job || rawJob(r.JobIDRaw) == job || !strings.Contains(job, "_") && strings.HasPrefix(id, job+"_") {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("sacct output line %d: %s is not job %s: %w", r.Line, r.JobID, job, ErrOtherJob))
+	}
+	return errors.Join(errs...)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ type span struct {
 
 func spansOf(p Plan) []span {
 	var out []span
-	for _, s := range p.Spans {
+	for _, s := range p.Spans() {
 		out = append(out, span{s.Name, s.Start.Format("15:04:05"), s.End.Format("15:04:05")})
 	}
 	return out
@@ -127,7 +128,7 @@ func TestPlansRecorded(t *testing.T) {
 			{SpanWorkload, "21:11:26", "21:11:29"},
 			{SpanCleanupTail, "21:11:28", "21:11:29"},
 		})
-		if got := attrOf(p[0].Spans[2].Attributes, AttrState); got != "CANCELLED by 0" {
+		if got := attrOf(p[0].Spans()[2].Attributes, AttrState); got != "CANCELLED by 0" {
 			t.Errorf("allocation state %q", got)
 		}
 	})
@@ -137,7 +138,7 @@ func TestPlansRecorded(t *testing.T) {
 			{SpanWorkload, "21:11:30", "21:11:33"},
 			{SpanCleanupTail, "21:11:36", "21:11:36"},
 		})
-		if got := attrOf(p[0].Spans[5].Attributes, AttrInfra); got != "true" {
+		if got := attrOf(p[0].Spans()[5].Attributes, AttrInfra); got != "true" {
 			t.Errorf("dcgm step: slurm.step.infra %q, want true", got)
 		}
 		p = plansOf(t, "infra-step.sacct", Options{})
@@ -216,6 +217,18 @@ func row(id, raw, name, state, end, db string) string {
 	return fmt.Sprintf(line, id, raw, name, state, end, db)
 }
 
+// rowT is a row with all four times given.
+func rowT(id, state, submit, eligible, start, end string) string {
+	return strings.Join([]string{id, id, "a", state, "0:0", submit, eligible, start, end, "4", "c1", "n1"}, "|") + "\n"
+}
+
+const (
+	t0 = "2026-12-01T10:00:00"
+	t1 = "2026-12-01T10:00:01"
+	t2 = "2026-12-01T10:00:02"
+	t3 = "2026-12-01T10:00:03"
+)
+
 // groupCases are hand-written edge cases; they also seed FuzzParseGroup.
 var groupCases = []struct {
 	name, out string
@@ -245,6 +258,29 @@ var groupCases = []struct {
 	{"started, eligible not recorded yet", strings.Replace(row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), "|2026-12-01T10:00:01|", "|Unknown|", 1), false, "notfinal"},
 	{"cancelled while pending", strings.Replace(row("9", "9", "a", "CANCELLED by 0", "2026-12-01T10:00:05", "4"), "|2026-12-01T10:00:02|", "|None|", 1), false, "9:1"},
 	{"array task", row("9_3", "11", "a", "COMPLETED", "2026-12-01T10:00:05", "4"), false, "11:1"},
+	// Issue 30: a DBIndex that is not a number; a started attempt without
+	// a submit time is not final.
+	{"db index 12a", row("9", "9", "a", "COMPLETED", "2026-12-01T10:00:05", "12a"), false, "syntax"},
+	{"started, submit not recorded yet", rowT("9", "COMPLETED", "Unknown", t1, t2, t3), false, "notfinal"},
+	// Impossible records (docs/reckoner.md#impossible), each limit at, one
+	// second below and one second above.
+	{"end before start", rowT("9", "COMPLETED", t0, t1, t3, t2), false, "impossible"},
+	{"end at start", rowT("9", "COMPLETED", t0, t1, t2, t2), false, "9:1"},
+	{"step end before start", rowT("9", "COMPLETED", t0, t1, t2, t3) + rowT("9.0", "COMPLETED", t0, t1, t3, t2), false, "impossible"},
+	{"eligible before submit", rowT("9", "COMPLETED", t1, t0, t2, t3), false, "impossible"},
+	{"eligible at submit", rowT("9", "COMPLETED", t1, t1, t2, t3), false, "9:1"},
+	{"start before eligible", rowT("9", "COMPLETED", t0, t2, t1, t3), false, "impossible"},
+	{"start at eligible", rowT("9", "COMPLETED", t0, t1, t1, t3), false, "9:1"},
+	{"step ends in 9999", rowT("9", "COMPLETED", t0, t1, t2, t3) + rowT("9.0", "COMPLETED", t0, t1, t2, "9999-12-31T23:59:59"), false, "impossible"},
+	{"end at the last second", rowT("9", "COMPLETED", t0, t1, t2, "2262-04-11T23:47:16"), false, "9:1"},
+	{"end past the last second", rowT("9", "COMPLETED", t0, t1, t2, "2262-04-11T23:47:17"), false, "impossible"},
+	{"submit at the epoch", rowT("9", "COMPLETED", "1970-01-01T00:00:00", t1, t2, t3), false, "9:1"},
+	{"submit before the epoch", rowT("9", "COMPLETED", "1969-12-31T23:59:59", t1, t2, t3), false, "impossible"},
+	// The delimiter in a job name: the name takes the extra fields.
+	{"name with the default delimiter", row("9", "9", "a|b", "COMPLETED", t3, "4"), false, "9:1"},
+	{"name with two delimiters", row("9", "9", "a||b", "COMPLETED", t3, "4"), false, "9:1"},
+	{"unit separator", strings.ReplaceAll(row("9", "9", "a|b", "COMPLETED", t3, "4"), "|", Delimiter), false, "9:1"},
+	{"one field short", strings.Replace(row("9", "9", "a", "COMPLETED", t3, "4"), "|c1", "", 1), false, "syntax"},
 }
 
 func classify(jobs []Job, err error) string {
@@ -263,6 +299,8 @@ func classify(jobs []Job, err error) string {
 		return "unsupported"
 	case errors.Is(err, ErrInconsistent):
 		return "inconsistent"
+	case errors.Is(err, ErrImpossible):
+		return "impossible"
 	case errors.As(err, &se) && errors.Is(err, ErrSyntax):
 		return "syntax"
 	}
@@ -306,7 +344,7 @@ func FuzzParseGroup(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, p := range plans {
-			for _, s := range p.Spans {
+			for _, s := range p.Spans() {
 				if s.End.Before(s.Start) || s.Start.IsZero() {
 					t.Fatalf("span %s %v..%v", s.Name, s.Start, s.End)
 				}
@@ -333,7 +371,7 @@ func TestRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "-j 1 -D -P -n -o " + strings.Join(Fields, ",") + ",SLUID"; strings.Join(calls[1], " ") != want {
+	if want := "-j 1 -D -P --delimiter=" + Delimiter + " -n -o " + strings.Join(Fields, ",") + ",SLUID"; strings.Join(calls[1], " ") != want {
 		t.Errorf("sacct %q, want %q", calls[1], want)
 	}
 	if jobs[0].Attempts[0].SLUID != "sluid-1" {
@@ -352,5 +390,95 @@ func TestValidJobArg(t *testing.T) {
 		if got := ValidJobArg(s); got != want {
 			t.Errorf("ValidJobArg(%q) = %v", s, got)
 		}
+	}
+}
+
+// TestParseJobNameDelimiter: a job name holding '|' (sacct's default
+// delimiter) or the unit separator is read whole, and the fields after it
+// stay in place.
+func TestParseJobNameDelimiter(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ out, name string }{
+		{strings.ReplaceAll(row("9", "9", "x", "COMPLETED", t3, "4"), "|", Delimiter), "x"},
+		{strings.ReplaceAll(row("9", "9", "@", "COMPLETED", t3, "4"), "|", Delimiter), "@"},
+		{strings.ReplaceAll(strings.ReplaceAll(row("9", "9", "@", "COMPLETED", t3, "4"), "|", Delimiter), "@", "a|b"), "a|b"},
+		{strings.ReplaceAll(row("9", "9", "a\x1fb", "COMPLETED", t3, "4"), "|", Delimiter), "a\x1fb"},
+		{row("9", "9", "a|b|c", "COMPLETED", t3, "4"), "a|b|c"},
+	} {
+		rows, err := Parse(tc.out, false)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.out, err)
+		}
+		if r := rows[0]; r.Name != tc.name || r.State != "COMPLETED" || r.DBIndex != "4" || r.NodeList != "n1" {
+			t.Errorf("%q: name %q state %q db %q nodes %q", tc.out, r.Name, r.State, r.DBIndex, r.NodeList)
+		}
+	}
+}
+
+// TestOfJob: rows of a job that was not asked for (a site wrapper that
+// ignores -j) are refused, each by line; an array job id takes its tasks.
+func TestOfJob(t *testing.T) {
+	t.Parallel()
+	rows, err := Parse(row("9", "9", "a", "COMPLETED", t3, "4")+row("9.0", "9.0", "a", "COMPLETED", t3, "4")+
+		row("7_2", "12", "a", "COMPLETED", t3, "5")+row("8", "8", "a", "COMPLETED", t3, "6"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		job  string
+		rows []Row
+		bad  []string
+	}{
+		{"9", rows[:2], nil},
+		{"9", rows, []string{"line 3", "line 4"}},
+		{"7", rows[2:3], nil},
+		{"7_2", rows[2:3], nil},
+		{"12", rows[2:3], nil},
+		{"7_3", rows[2:3], []string{"line 3"}},
+		{"90", rows[:1], []string{"line 1"}},
+	} {
+		err := OfJob(tc.rows, tc.job)
+		if (err != nil) != (tc.bad != nil) || err != nil && !errors.Is(err, ErrOtherJob) {
+			t.Errorf("job %s: %v, want lines %v", tc.job, err, tc.bad)
+			continue
+		}
+		for _, l := range tc.bad {
+			if !strings.Contains(err.Error(), l) {
+				t.Errorf("job %s: %v, want %s", tc.job, err, l)
+			}
+		}
+	}
+}
+
+// TestRequeueGapIgnoresLateInfraStep: an infrastructure step of the
+// previous attempt that ends after its other rows does not move the start
+// of slurm.phase.requeue_gap (break: drop `!slices.Contains(o.InfraSteps,
+// r.Name) &&` in the previous attempt's loop of attemptSpans).
+func TestRequeueGapIgnoresLateInfraStep(t *testing.T) {
+	t.Parallel()
+	line := func(id, name, state, submit, start, end, db string) string {
+		return strings.Join([]string{id, id, name, state, "0:0", submit, submit, start, end, db, "c1", "n1"}, "|") + "\n"
+	}
+	out := line("9", "a", "REQUEUED", t0, t1, t3, "1") +
+		line("9.0", "train", "COMPLETED", t1, t1, t3, "1") +
+		line("9.1", "dcgm", "CANCELLED", t1, t1, "2026-12-01T10:00:08", "1") +
+		line("9", "a", "COMPLETED", "2026-12-01T10:00:09", "2026-12-01T10:00:10", "2026-12-01T10:00:20", "2") +
+		line("9.0", "train", "COMPLETED", "2026-12-01T10:00:10", "2026-12-01T10:00:10", "2026-12-01T10:00:20", "2")
+	jobs, err := parseGroup(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := Plans(jobs, Options{InfraSteps: []string{"dcgm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gap []span
+	for _, s := range spansOf(plans[1]) {
+		if s.name == SpanRequeueGap {
+			gap = append(gap, s)
+		}
+	}
+	if want := []span{{SpanRequeueGap, "10:00:03", "10:00:10"}}; !slices.Equal(gap, want) {
+		t.Errorf("requeue gap %v, want %v (from the last non-infrastructure end)", gap, want)
 	}
 }

@@ -102,9 +102,21 @@ func (e *SyntaxError) Error() string {
 
 func (e *SyntaxError) Unwrap() error { return ErrSyntax }
 
+// Delimiter separates sacct's fields (--delimiter): the ASCII unit
+// separator, a control character no job name, state or node list holds
+// (docs/reckoner.md#fields).
+const Delimiter = "\x1f"
+
+// nameField is the index of JobName, the one field a user writes freely.
+const nameField = 2
+
 // Parse reads `sacct -P -n -o FIELDS` output, FIELDS being [Fields] followed
-// by [SLUIDField] when withSLUID. Empty lines are skipped. Every malformed
-// line is reported (errors.Join); no row of a malformed output is returned.
+// by [SLUIDField] when withSLUID. A line's fields are separated by
+// [Delimiter], or by sacct's default '|' on a line without it (recorded
+// output, a site wrapper that drops --delimiter); a line with more fields
+// than FIELDS has a separator in its job name, the one free-text field,
+// which takes the extra ones. Empty lines are skipped. Every malformed line
+// is reported (errors.Join); no row of a malformed output is returned.
 func Parse(out string, withSLUID bool) ([]Row, error) {
 	want := len(Fields)
 	if withSLUID {
@@ -131,7 +143,16 @@ func Parse(out string, withSLUID bool) ([]Row, error) {
 }
 
 func parseLine(n int, line string, want int) (Row, error) {
-	f := strings.Split(line, "|")
+	sep := Delimiter
+	if !strings.Contains(line, Delimiter) {
+		sep = "|"
+	}
+	f := strings.Split(line, sep)
+	if extra := len(f) - want; extra > 0 {
+		// The job name holds the separator: it takes the extra fields.
+		name := strings.Join(f[nameField:nameField+extra+1], sep)
+		f = append(append(f[:nameField:nameField], name), f[nameField+extra+1:]...)
+	}
 	if len(f) != want {
 		return Row{}, &SyntaxError{Line: n, Reason: fmt.Sprintf("%d fields, want %d (%s)", len(f), want, strings.Join(Fields, ","))}
 	}

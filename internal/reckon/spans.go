@@ -2,6 +2,7 @@ package reckon
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 
@@ -60,10 +61,21 @@ type Plan struct {
 	// for an array task, whose attempts share one trace.
 	Anchor   trace.SpanID
 	Previous trace.SpanContext
-	// Spans are in a stable order: the phases, the records in sacct's
-	// order, the derived phases.
-	Spans []Span
+
+	prev *Attempt // the previous attempt, nil for the first
+	opts Options
 }
+
+// All yields the attempt's spans in a stable order: the phases, the
+// records in sacct's order, the derived phases. Each span is built as it
+// is yielded, so that reckoning a job holds one span's attributes at a
+// time beside its rows (docs/reckoner.md#bounds).
+func (p *Plan) All() iter.Seq[Span] {
+	return func(yield func(Span) bool) { attemptSpans(p.Job, p.Attempt, p.prev, p.opts, yield) }
+}
+
+// Spans returns the spans All yields, in one slice.
+func (p *Plan) Spans() []Span { return slices.Collect(p.All()) }
 
 // Options change the plan.
 type Options struct {
@@ -117,7 +129,7 @@ func Plans(jobs []Job, o Options) ([]Plan, error) {
 					p.Previous = link.SpanContext
 				}
 			}
-			p.Spans = attemptSpans(j, a, prev, o)
+			p.prev, p.opts = prev, o
 			out = append(out, p)
 		}
 	}
@@ -141,33 +153,34 @@ func common(j *Job, a *Attempt) []attribute.KeyValue {
 	return kv
 }
 
-func attemptSpans(j *Job, a *Attempt, prev *Attempt, o Options) []Span {
+// attemptSpans yields the spans of attempt a (see Plan.All) until yield
+// returns false.
+func attemptSpans(j *Job, a *Attempt, prev *Attempt, o Options, yield func(Span) bool) {
 	base := common(j, a)
-	with := func(extra ...attribute.KeyValue) []attribute.KeyValue {
-		return append(slices.Clip(base), extra...)
+	more := true
+	// known reports whether a span from start to end is yielded: both ends
+	// known (Group refuses an end before its start).
+	known := func(start, end time.Time) bool {
+		return more && !start.IsZero() && !end.IsZero() && !end.Before(start)
 	}
-	var spans []Span
-	add := func(name string, start, end time.Time, attrs []attribute.KeyValue) {
-		if start.IsZero() || end.IsZero() || end.Before(start) {
-			return
+	add := func(name string, start, end time.Time, extra ...attribute.KeyValue) {
+		if known(start, end) {
+			more = yield(Span{Name: name, Start: start, End: end, Attributes: append(slices.Clip(base), extra...)})
 		}
-		spans = append(spans, Span{Name: name, Start: start, End: end, Attributes: attrs})
 	}
-	al := a.Alloc
-	add(SpanDeferred, al.Submit, al.Eligible, with())
-	add(SpanQueued, al.Eligible, al.Start, with())
+	al := &a.Alloc
+	add(SpanDeferred, al.Submit, al.Eligible)
+	add(SpanQueued, al.Eligible, al.Start)
 	var last, wStart, wEnd time.Time
-	for _, r := range append([]Row{al}, a.Rows...) {
-		kv := with(attribute.String(AttrState, r.State), attribute.String(AttrExitCode, r.ExitCode),
-			attribute.String(AttrNodeList, r.NodeList), attribute.String(lensconv.SlurmJobName, al.Name))
+	for i := -1; i < len(a.Rows); i++ {
+		r := al
+		if i >= 0 {
+			r = &a.Rows[i]
+		}
 		infra := r.Kind == KindStep && slices.Contains(o.InfraSteps, r.Name)
-		if r.Kind != KindAllocation {
-			kv = append(kv, attribute.String(AttrStepID, r.Step), attribute.String(AttrStepName, r.Name))
+		if known(r.Start, r.End) {
+			more = yield(Span{Name: SpanRecordPrefix + r.Kind.String(), Start: r.Start, End: r.End, Attributes: recordAttrs(base, al.Name, r, infra)})
 		}
-		if infra {
-			kv = append(kv, attribute.Bool(AttrInfra, true))
-		}
-		add(SpanRecordPrefix+r.Kind.String(), r.Start, r.End, kv)
 		if infra {
 			continue
 		}
@@ -183,8 +196,8 @@ func attemptSpans(j *Job, a *Attempt, prev *Attempt, o Options) []Span {
 			}
 		}
 	}
-	add(SpanWorkload, wStart, wEnd, with())
-	add(SpanCleanupTail, al.End, last, with())
+	add(SpanWorkload, wStart, wEnd)
+	add(SpanCleanupTail, al.End, last)
 	if prev != nil {
 		pe := prev.Alloc.End
 		for _, r := range prev.Rows {
@@ -192,7 +205,22 @@ func attemptSpans(j *Job, a *Attempt, prev *Attempt, o Options) []Span {
 				pe = r.End
 			}
 		}
-		add(SpanRequeueGap, pe, al.Start, with(attribute.String(AttrPreviousDBIndex, prev.DBIndex)))
+		add(SpanRequeueGap, pe, al.Start, attribute.String(AttrPreviousDBIndex, prev.DBIndex))
 	}
-	return spans
+}
+
+// recordAttrs are the attributes of row r's record span: base, then the
+// row's state, exit code, node list and the job's name, a step's id and
+// name, and the infrastructure mark.
+func recordAttrs(base []attribute.KeyValue, jobName string, r *Row, infra bool) []attribute.KeyValue {
+	kv := make([]attribute.KeyValue, 0, len(base)+7)
+	kv = append(append(kv, base...), attribute.String(AttrState, r.State), attribute.String(AttrExitCode, r.ExitCode),
+		attribute.String(AttrNodeList, r.NodeList), attribute.String(lensconv.SlurmJobName, jobName))
+	if r.Kind != KindAllocation {
+		kv = append(kv, attribute.String(AttrStepID, r.Step), attribute.String(AttrStepName, r.Name))
+	}
+	if infra {
+		kv = append(kv, attribute.Bool(AttrInfra, true))
+	}
+	return kv
 }

@@ -30,7 +30,35 @@ var (
 	// ErrTLSFile: a CA, client certificate or client key file cannot be
 	// read or holds no usable PEM data.
 	ErrTLSFile = errors.New("unusable TLS file")
+	// ErrEndpointCredentials: an endpoint URL with credentials (user:pw@)
+	// or a query, which the OTLP exporters do not send
+	// (docs/resource.md#endpoint-credentials). It wraps ErrInvalidEndpoint.
+	ErrEndpointCredentials = fmt.Errorf("%w: credentials in the URL", ErrInvalidEndpoint)
 )
+
+// credentialsError refuses u when it carries credentials or a query: the
+// OTLP exporters send neither, and the collector would answer 401.
+func credentialsError(u *url.URL) error {
+	what := ""
+	switch {
+	case u.User != nil:
+		what = "user:password@"
+	case u.RawQuery != "" || u.ForceQuery:
+		what = "a ?query"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w (%s) are not sent by the OTLP exporters: put them in OTEL_EXPORTER_OTLP_HEADERS (authorization=Basic%%20BASE64 or the key's header)", ErrEndpointCredentials, what)
+}
+
+// hideQuery returns v with its query, if any, replaced: a ConfigError shows
+// the value (its user:password masked).
+func hideQuery(v string) string {
+	if before, _, ok := strings.Cut(v, "?"); ok {
+		return before + "?[redacted]"
+	}
+	return v
+}
 
 // The protocol's URL paths of the signals, appended to
 // OTEL_EXPORTER_OTLP_ENDPOINT for OTLP/HTTP.
@@ -51,7 +79,7 @@ func (r *settingsReader) connection(signal string, s *Signal) {
 		if name != "" {
 			u, err := httpEndpoint(raw, signal, generic)
 			if err != nil {
-				r.fail(name, raw, err)
+				r.fail(name, hideQuery(raw), err)
 			}
 			s.Endpoint, s.Insecure = u, strings.HasPrefix(u, "http://")
 		}
@@ -60,7 +88,7 @@ func (r *settingsReader) connection(signal string, s *Signal) {
 		if name != "" {
 			target, ins, err := grpcEndpoint(raw, insecure)
 			if err != nil {
-				r.fail(name, raw, err)
+				r.fail(name, hideQuery(raw), err)
 			}
 			s.Endpoint, s.Insecure = target, ins
 		}
@@ -126,6 +154,9 @@ func grpcEndpoint(raw string, insecure bool) (target string, noTLS bool, err err
 		if p := u.Port(); p != "" && !validPort(p) {
 			return DefaultGRPCEndpoint, insecure, fmt.Errorf("%w: port %s is not 1 to 65535", ErrInvalidEndpoint, p)
 		}
+		if err := credentialsError(u); err != nil {
+			return DefaultGRPCEndpoint, insecure, err
+		}
 		// The host as it is (gRPC's default port is 443), as the Go SDK.
 		return u.Host, scheme == "http", nil
 	case hasScheme && grpcSchemes[scheme]:
@@ -166,6 +197,9 @@ func httpEndpoint(raw, signal string, generic bool) (string, error) {
 	}
 	if p := u.Port(); p != "" && !validPort(p) {
 		return "", fmt.Errorf("%w: port %s is not 1 to 65535", ErrInvalidEndpoint, p)
+	}
+	if err := credentialsError(u); err != nil {
+		return "", err
 	}
 	p := u.Path
 	if generic {

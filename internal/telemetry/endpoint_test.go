@@ -12,9 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/collectortest"
@@ -133,18 +130,7 @@ func TestEndpointErrors(t *testing.T) {
 // export that waits for a deadline hangs the test.
 func exportOne(t *testing.T, env environ.Map) error {
 	t.Helper()
-	s, err := ReadSettings(env, Config{}, Needs{Traces: true})
-	if err != nil {
-		t.Fatalf("ReadSettings: %v", err)
-	}
-	s.BSPExportTimeout, s.Traces.Timeout = 10*time.Minute, 10*time.Minute
-	tr, err := NewTracing(context.Background(), resource.Empty(), &s, TracingOptions{Env: environ.Map{}})
-	if err != nil {
-		t.Fatalf("NewTracing: %v", err)
-	}
-	_, span := tr.Provider().Tracer("test").Start(context.Background(), "step")
-	span.End()
-	return tr.Shutdown(context.Background())
+	return exportOneWithin(t, env, 0)
 }
 
 // TestGRPCEndpointWithoutScheme: a host:port endpoint (generic or

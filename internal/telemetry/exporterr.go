@@ -89,14 +89,31 @@ func shapeText(s string, secrets []string, limit int) string {
 		}
 	}
 	s = escapeControl(Redact(s))
-	if limit < 0 || len(s) <= limit {
+	if limit < 0 {
 		return s
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
+	return cutText(s, limit, 0)
+}
+
+// cutText cuts s after limit bytes (at a rune start), counting more bytes
+// beyond s as cut too.
+func cutText(s string, limit int, more int64) string {
+	if len(s) <= limit && more == 0 {
+		return s
+	}
+	cut := min(limit, len(s))
+	for cut > 0 && cut < len(s) && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return fmt.Sprintf("%s… (%d bytes cut)", s[:cut], len(s)-cut)
+	return fmt.Sprintf("%s… (%d bytes cut)", s[:cut], int64(len(s)-cut)+more)
+}
+
+// ShapeText shapes a tool's message s (sacct's stderr) as ShapeError shapes
+// an error's text: URL credentials masked, one line of printable text, at
+// most MaxErrorText bytes; more counts the bytes of the message that were
+// not kept (a stream read in part) as cut too.
+func ShapeText(s string, more int64) string {
+	return cutText(escapeControl(Redact(s)), MaxErrorText, more)
 }
 
 // escapeControl escapes what is not printable in s — control characters,

@@ -58,6 +58,7 @@ type RefusalGuard struct {
 	lastTLS     error  // the last handshake's TLS problem, nil after a success
 	authority   string // the server name of the last handshake
 	creds       credentials.TransportCredentials
+	plain       bool // creds are plain text (insecure)
 	inflight    map[*exportCall]struct{}
 }
 

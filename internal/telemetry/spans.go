@@ -57,6 +57,11 @@ type spanPipeline struct {
 	abort    context.CancelFunc // cancels the export in progress
 	workCtx  context.Context
 
+	// batch, when non-nil, makes OnEnd wait for room in a full queue
+	// instead of dropping, until batch is done (docs/tracing.md#batch-export).
+	batch    context.Context
+	firstErr error // the first failed export (batch mode's reason)
+
 	ended, exported, dropped, failed atomic.Int64 // changed under mu only, so that Counts is exact
 	started                          atomic.Int64 // sampled spans started (OnStart, without mu)
 	shutdownErr                      error
@@ -97,6 +102,13 @@ func (p *spanPipeline) Counts() SpanCounts {
 	return c
 }
 
+// FirstError returns the error of the first failed export, or nil.
+func (p *spanPipeline) FirstError() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.firstErr
+}
+
 // OnStart counts the sampled spans started, so that the spans that never
 // end (or end after Shutdown, when the SDK no longer reports it) are
 // counted too (SpanCounts.Open).
@@ -112,6 +124,9 @@ func (p *spanPipeline) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 	p.mu.Lock()
 	p.ended.Add(1)
+	if p.batch != nil {
+		p.waitRoomLocked()
+	}
 	if p.stopping || len(p.queue)-p.head >= p.maxQueue {
 		p.dropped.Add(1)
 		p.mu.Unlock()
@@ -123,6 +138,26 @@ func (p *spanPipeline) OnEnd(s sdktrace.ReadOnlySpan) {
 	p.mu.Unlock()
 	if full {
 		p.signal()
+	}
+}
+
+// waitRoomLocked waits, with p.mu held on entry and on return, until the
+// queue has room, the pipeline stops, or p.batch is done: the batch mode's
+// back-pressure. It wakes the worker, which exports full batches.
+func (p *spanPipeline) waitRoomLocked() {
+	for !p.stopping && len(p.queue)-p.head >= p.maxQueue {
+		ch := p.progress
+		p.mu.Unlock()
+		p.signal()
+		select {
+		case <-ch:
+		case <-p.stopped:
+		case <-p.batch.Done():
+		}
+		p.mu.Lock()
+		if p.batch.Err() != nil {
+			return
+		}
 	}
 }
 
@@ -291,6 +326,9 @@ func (p *spanPipeline) exportBatch(all bool) bool {
 	final := p.stopping
 	if err != nil && final && p.finalErr == nil {
 		p.finalErr = err // returned by Shutdown
+	}
+	if err != nil && p.firstErr == nil {
+		p.firstErr = err
 	}
 	p.mu.Unlock()
 	if err != nil && !final && p.onError != nil {

@@ -35,6 +35,13 @@ type TracingOptions struct {
 	// Warn says a warning (NoAttemptWarning); nil logs it at WARN through
 	// the diagnostics' logger.
 	Warn func(string)
+	// Batch, when non-nil, is the batch mode of lens emit-spans and lens
+	// reckon, which export one whole set of spans: ending a span waits
+	// while the queue is full (OTEL_BSP_MAX_QUEUE_SIZE) instead of dropping
+	// it, until Batch is done; only then are spans dropped (and counted).
+	// Nil is the mode of a running process: ending a span never blocks
+	// (docs/tracing.md#batch-export).
+	Batch context.Context
 }
 
 // Tracing is a tracer provider whose spans go through Lens's span pipeline.
@@ -71,6 +78,12 @@ func NewTracing(ctx context.Context, res *resource.Resource, s *Settings, o Trac
 		d = NewDiagnostics(nil) // invalid UTF-8 is always reported
 	}
 	p := newSpanPipeline(exp, res, s, guard, onError, d.InvalidUTF8)
+	if p.batch = o.Batch; p.batch != nil {
+		// A batch command has no later chance: a collector that refuses
+		// the connection fails each export at once, as in a final flush,
+		// instead of retrying it until --flush-timeout.
+		guard.Final()
+	}
 	// The generator honours ids requested through the context
 	// (completed.ContextWithTraceID, completed.Span.SpanID) and, in the
 	// per-attempt mode, gives root spans the attempt's trace id
@@ -120,6 +133,13 @@ func (t *Tracing) SetResource(res *resource.Resource) {
 
 // Counts returns the span accounting.
 func (t *Tracing) Counts() SpanCounts { return t.pipeline.Counts() }
+
+// ExportError returns the error of the first export that failed (shaped
+// by [ShapeError]), or nil: the reason a batch command gives when not
+// every span was exported.
+func (t *Tracing) ExportError() error {
+	return ShapeError(t.pipeline.FirstError(), t.secrets)
+}
 
 // ForceFlush exports every span ended so far. Its error is shaped by
 // [ShapeError].
