@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/nemolens/lens-go/detect"
@@ -62,12 +63,25 @@ func writeTree(t testing.TB, gpus []fakeGPU) string {
 	return dir
 }
 
-// writeSMI writes a fake nvidia-smi that lists gpus (NVML indices in the
-// order given) for --query-gpu and -L, with the MIG instances migs (MIG id →
-// parent UUID), and returns its path.
-func writeSMI(t testing.TB, gpus []fakeGPU, migs map[string]string) string {
+// writeSMI writes a fake nvidia-smi that lists gpus (NVML indices in the order given) for --query-gpu
+// and -L, with the MIG instances migs (MIG id → parent UUID), and returns
+// its path.
+func writeSMI(t *testing.T, gpus []fakeGPU, migs map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
+	path := filepath.Join(dir, "nvidia-smi")
+	script := "#!/bin/sh\nd=$(dirname \"$0\")\ncase \"$1\" in\n" +
+		"-L) cat \"$d/L.txt\";;\n" +
+		"--query-gpu=index,uuid,pci.bus_id,name) cat \"$d/query.txt\";;\n" +
+		"*) echo \"unexpected $*\" >&2; exit 2;;\nesac\n"
+	// Written under syscall.ForkLock: no process forked meanwhile inherits
+	// the descriptor open for writing (ETXTBSY, golang/go#22315).
+	syscall.ForkLock.RLock()
+	err := os.WriteFile(path, []byte(script), 0o755)
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var query, list strings.Builder
 	for i, g := range gpus {
 		fmt.Fprintf(&query, "%d, %s, %s, %s\n", i, g.uuid, strings.ToUpper("0000"+g.bus), g.model)
@@ -82,14 +96,6 @@ func writeSMI(t testing.TB, gpus []fakeGPU, migs map[string]string) string {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	script := "#!/bin/sh\nd=$(dirname \"$0\")\ncase \"$1\" in\n" +
-		"-L) cat \"$d/L.txt\";;\n" +
-		"--query-gpu=index,uuid,pci.bus_id,name) cat \"$d/query.txt\";;\n" +
-		"*) echo \"unexpected $*\" >&2; exit 2;;\nesac\n"
-	path := filepath.Join(dir, "nvidia-smi")
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
 	}
 	return path
 }
