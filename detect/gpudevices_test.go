@@ -444,3 +444,28 @@ func FuzzVisibleGPUs(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkVisibleGPUs: a node of N GPUs (a fake driver tree) with every
+// GPU named in CUDA_VISIBLE_DEVICES by UUID prefix, in reverse order; the
+// cost grows linearly with N (compare ns/op and allocs/op across sizes).
+func BenchmarkVisibleGPUs(b *testing.B) {
+	for _, n := range []int{8, 64, 512} {
+		b.Run(fmt.Sprint("gpus=", n), func(b *testing.B) {
+			gpus := make([]fakeGPU, n)
+			items := make([]string, n)
+			for i := range gpus {
+				uuid := fmt.Sprintf("GPU-%08x-aaaa-bbbb-cccc-%012x", i, i)
+				gpus[i] = fakeGPU{fmt.Sprintf("%04x:%02x:00.0", i/256, i%256), uuid, "NVIDIA H100", i, false}
+				items[n-1-i] = uuid[:12]
+			}
+			dir := writeTree(b, gpus)
+			env := environ.Map{"CUDA_VISIBLE_DEVICES": strings.Join(items, ",")}
+			for b.Loop() {
+				got, err := detect.VisibleGPUs(context.Background(), detect.WithEnv(env), detect.WithNvidiaProcfs(dir))
+				if err != nil || len(got) != n {
+					b.Fatalf("%d devices, %v", len(got), err)
+				}
+			}
+		})
+	}
+}
