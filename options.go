@@ -284,6 +284,9 @@ func WithRankFrom(launcher string) ResourceOption {
 // (WithDetectOptions: detect.WithNvidiaProcfs, detect.WithNvidiaSMI) and the
 // environment apply. A failure leaves the keys out and is logged as a
 // warning naming its source; no NVIDIA driver leaves them out silently.
+// The resource waits for it: reading the driver's procfs takes microseconds,
+// the nvidia-smi fallback up to its 5-second timeout (bounded by the
+// context).
 func WithGPUDevices() ResourceOption {
 	return resourceOption(func(o *assembly.Options) { o.GPUDevices = true })
 }

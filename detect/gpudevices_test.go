@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/nemolens/lens-go/detect"
@@ -62,12 +63,25 @@ func writeTree(t testing.TB, gpus []fakeGPU) string {
 	return dir
 }
 
-// writeSMI writes a fake nvidia-smi that lists gpus (NVML indices in the
-// order given) for --query-gpu and -L, with the MIG instances migs (MIG id →
-// parent UUID), and returns its path.
-func writeSMI(t testing.TB, gpus []fakeGPU, migs map[string]string) string {
+// writeSMI writes a fake nvidia-smi that lists gpus (NVML indices in the order given) for --query-gpu
+// and -L, with the MIG instances migs (MIG id → parent UUID), and returns
+// its path.
+func writeSMI(t *testing.T, gpus []fakeGPU, migs map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
+	path := filepath.Join(dir, "nvidia-smi")
+	script := "#!/bin/sh\nd=$(dirname \"$0\")\ncase \"$1\" in\n" +
+		"-L) cat \"$d/L.txt\";;\n" +
+		"--query-gpu=index,uuid,pci.bus_id,name) cat \"$d/query.txt\";;\n" +
+		"*) echo \"unexpected $*\" >&2; exit 2;;\nesac\n"
+	// Written under syscall.ForkLock: no process forked meanwhile inherits
+	// the descriptor open for writing (ETXTBSY, golang/go#22315).
+	syscall.ForkLock.RLock()
+	err := os.WriteFile(path, []byte(script), 0o755)
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var query, list strings.Builder
 	for i, g := range gpus {
 		fmt.Fprintf(&query, "%d, %s, %s, %s\n", i, g.uuid, strings.ToUpper("0000"+g.bus), g.model)
@@ -82,14 +96,6 @@ func writeSMI(t testing.TB, gpus []fakeGPU, migs map[string]string) string {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	script := "#!/bin/sh\nd=$(dirname \"$0\")\ncase \"$1\" in\n" +
-		"-L) cat \"$d/L.txt\";;\n" +
-		"--query-gpu=index,uuid,pci.bus_id,name) cat \"$d/query.txt\";;\n" +
-		"*) echo \"unexpected $*\" >&2; exit 2;;\nesac\n"
-	path := filepath.Join(dir, "nvidia-smi")
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
 	}
 	return path
 }
@@ -437,4 +443,29 @@ func FuzzVisibleGPUs(f *testing.F) {
 			seen[key] = true
 		}
 	})
+}
+
+// BenchmarkVisibleGPUs: a node of N GPUs (a fake driver tree) with every
+// GPU named in CUDA_VISIBLE_DEVICES by UUID prefix, in reverse order; the
+// cost grows linearly with N (compare ns/op and allocs/op across sizes).
+func BenchmarkVisibleGPUs(b *testing.B) {
+	for _, n := range []int{8, 64, 512} {
+		b.Run(fmt.Sprint("gpus=", n), func(b *testing.B) {
+			gpus := make([]fakeGPU, n)
+			items := make([]string, n)
+			for i := range gpus {
+				uuid := fmt.Sprintf("GPU-%08x-aaaa-bbbb-cccc-%012x", i, i)
+				gpus[i] = fakeGPU{fmt.Sprintf("%04x:%02x:00.0", i/256, i%256), uuid, "NVIDIA H100", i, false}
+				items[n-1-i] = uuid[:12]
+			}
+			dir := writeTree(b, gpus)
+			env := environ.Map{"CUDA_VISIBLE_DEVICES": strings.Join(items, ",")}
+			for b.Loop() {
+				got, err := detect.VisibleGPUs(context.Background(), detect.WithEnv(env), detect.WithNvidiaProcfs(dir))
+				if err != nil || len(got) != n {
+					b.Fatalf("%d devices, %v", len(got), err)
+				}
+			}
+		})
+	}
 }

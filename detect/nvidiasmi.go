@@ -86,6 +86,12 @@ func (n NvidiaSMI) runCounted(ctx context.Context, args ...string) (out []byte, 
 	if timeout <= 0 {
 		timeout = DefaultNvidiaSMITimeout
 	}
+	// A missing tool (every machine without an NVIDIA driver) fails here,
+	// before a timer, a pipe and a process are set up: the failure
+	// exec.Command would report, at a fraction of the cost.
+	if _, err := exec.LookPath(path); err != nil {
+		return nil, 0, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	pr, pw, err := os.Pipe()

@@ -126,17 +126,18 @@ type execTelemetry struct {
 }
 
 // gpuProbe is lens exec's GPU probe, run beside the command so that it
-// never delays its start: the GPU identity (detect.VisibleGPUs: the driver's
-// procfs, else nvidia-smi) and, when CUDA_VISIBLE_DEVICES is absent, the
-// nvidia-smi GPU count. done is closed when both have finished.
+// never delays its start: first the GPU identity (detect.VisibleGPUs: the
+// driver's procfs, else nvidia-smi; idDone is closed after it), then, when
+// CUDA_VISIBLE_DEVICES is absent, the nvidia-smi GPU count. done is closed
+// when both have finished. One goroutine, as the count alone had.
 type gpuProbe struct {
-	done, countDone, idDone chan struct{}
-	cancel                  context.CancelFunc
-	counting                bool
-	n                       int
-	ok                      bool
-	devs                    []detect.GPUDevice
-	devErr                  error
+	done, idDone chan struct{}
+	cancel       context.CancelFunc
+	counting     bool
+	n            int
+	ok           bool
+	devs         []detect.GPUDevice
+	devErr       error
 }
 
 func (a *app) startGPUProbe(counting bool) *gpuProbe {
@@ -145,21 +146,14 @@ func (a *app) startGPUProbe(counting bool) *gpuProbe {
 		probe = detect.NvidiaSMIGPUCount
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &gpuProbe{done: make(chan struct{}), countDone: make(chan struct{}), idDone: make(chan struct{}), cancel: cancel, counting: counting}
+	g := &gpuProbe{done: make(chan struct{}), idDone: make(chan struct{}), cancel: cancel, counting: counting}
 	go func() {
-		defer close(g.countDone)
+		defer close(g.done)
+		g.devs, g.devErr = detect.VisibleGPUs(ctx, detect.WithEnv(a.env))
+		close(g.idDone)
 		if counting {
 			g.n, g.ok = probe(ctx)
 		}
-	}()
-	go func() {
-		defer close(g.idDone)
-		g.devs, g.devErr = detect.VisibleGPUs(ctx, detect.WithEnv(a.env))
-	}()
-	go func() {
-		<-g.countDone
-		<-g.idDone
-		close(g.done)
 	}()
 	return g
 }
@@ -182,7 +176,7 @@ func (g *gpuProbe) complete(ctx context.Context, a *app, attrs *attr.Map) (chang
 	case <-g.done:
 	case <-ctx.Done():
 	}
-	countIn, idIn := finished(g.countDone), finished(g.idDone)
+	countIn, idIn := finished(g.done), finished(g.idDone)
 	if !countIn || !idIn {
 		g.cancel()
 		<-g.done
@@ -192,7 +186,7 @@ func (g *gpuProbe) complete(ctx context.Context, a *app, attrs *attr.Map) (chang
 		changed = true
 	}
 	var missing []string
-	if !countIn {
+	if !countIn && g.counting {
 		missing = append(missing, lensconv.HostGPUCount)
 	}
 	switch {

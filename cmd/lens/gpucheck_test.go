@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -32,6 +33,10 @@ func copyDir(t *testing.T, src, dst string, edit func(path, text string) string)
 		if edit != nil {
 			text = edit(rel, text)
 		}
+		// Under syscall.ForkLock: no process forked meanwhile keeps the
+		// script open for writing (ETXTBSY, golang/go#22315).
+		syscall.ForkLock.RLock()
+		defer syscall.ForkLock.RUnlock()
 		return os.WriteFile(target, []byte(text), info.Mode())
 	})
 	if err != nil {

@@ -23,7 +23,10 @@ func TestExecHungProbeKeepsSpan(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "child.pid")
 	smi := "#!/bin/sh\nsleep 3600 &\necho $! > '" + pidFile + ".tmp'\nmv '" + pidFile + ".tmp' '" + pidFile + "'\nwait\n"
-	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(smi), 0o755); err != nil {
+	syscall.ForkLock.RLock() // no fork keeps the script open for writing (ETXTBSY)
+	err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(smi), 0o755)
+	syscall.ForkLock.RUnlock()
+	if err != nil {
 		t.Fatal(err)
 	}
 	c := collectortest.NewHTTP(t, collectortest.OK)
