@@ -191,6 +191,11 @@ func TestTransparentSenders(t *testing.T) {
 						r.delivered(tc.sig)
 					}
 				}
+				if wrapped && tc.note != "" {
+					// The note is lens's, written when lens has read the
+					// signal: before the command ends, or never.
+					r.waitStderr(tc.note)
+				}
 				for _, pid := range pids {
 					send(t, pid, rtEnd)
 				}

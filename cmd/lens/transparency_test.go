@@ -97,7 +97,7 @@ type running struct {
 	t        *testing.T
 	cmd      *exec.Cmd
 	lines    chan string
-	stderr   *bytes.Buffer
+	stderr   *watchedBuffer
 	observer int // the observer's pid, from its "ready" line
 }
 
@@ -128,7 +128,7 @@ func (s scenario) start(t *testing.T) *running {
 	if s.stdin != nil {
 		cmd.Stdin = s.stdin
 	}
-	r := &running{t: t, cmd: cmd, lines: make(chan string, 64), stderr: &bytes.Buffer{}}
+	r := &running{t: t, cmd: cmd, lines: make(chan string, 64), stderr: newWatchedBuffer()}
 	cmd.Stderr = r.stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -145,6 +145,50 @@ func (s scenario) start(t *testing.T) *running {
 		close(r.lines)
 	}()
 	return r
+}
+
+// watchedBuffer is lens's stderr in a scenario: written by exec's copying
+// goroutine, read by the test while lens runs.
+type watchedBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed at the next write
+}
+
+func newWatchedBuffer() *watchedBuffer { return &watchedBuffer{changed: make(chan struct{})} }
+
+func (w *watchedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	close(w.changed)
+	w.changed = make(chan struct{})
+	return w.b.Write(p)
+}
+
+func (w *watchedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// waitStderr waits until lens's stderr holds s: lens writes its notes from
+// its own goroutine, after the command may already have seen the signal.
+func (r *running) waitStderr(s string) {
+	r.t.Helper()
+	timeout := time.After(guard)
+	for {
+		r.stderr.mu.Lock()
+		has, changed := strings.Contains(r.stderr.b.String(), s), r.stderr.changed
+		r.stderr.mu.Unlock()
+		if has {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			r.t.Fatalf("no %q on lens's stderr within %v; stderr %q", s, guard, r.stderr)
+		}
+	}
 }
 
 // next returns the next line of the observer's output, failing when the
