@@ -47,7 +47,7 @@ const wrapperName = "lens-exec"
 var execCommand = &command{
 	name:    "exec",
 	summary: "run a command with the composed carrier (and a span)",
-	usage:   "[--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index] [--signals auto|relay|direct] [--command-args] [--flush-timeout D] [--] COMMAND [ARG...]",
+	usage:   "[--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index|mpi] [--signals auto|relay|direct] [--command-args] [--flush-timeout D] [--] COMMAND [ARG...]",
 	help: `Run COMMAND with ARGs — found and run as execvp(3) does (PATH with empty,
 "." and relative entries; /bin:/usr/bin when PATH is unset; a file without
 "#!" run by /bin/sh), never through a shell — with OTEL_RESOURCE_ATTRIBUTES
@@ -84,10 +84,12 @@ Run identity: the command gets NEMO_LENS_RUN_ID — lens's own when set, else
 SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, else a random id — so that lens's
 span and every process below report the same nemo.run.id.
 
---rank-from slurm|torchrun|k8s-index sets nv.dl.rank, nv.dl.world_size and
-nv.dl.local_rank from the launcher's variables (SLURM_PROCID, SLURM_NTASKS,
-SLURM_LOCALID; RANK, WORLD_SIZE, LOCAL_RANK; JOB_COMPLETION_INDEX, rank
-only). It is opt-in: the Python reference never reads these variables.
+--rank-from slurm|torchrun|k8s-index|mpi sets nv.dl.rank, nv.dl.world_size
+and nv.dl.local_rank from the launcher's variables (SLURM_PROCID,
+SLURM_NTASKS, SLURM_LOCALID; RANK, WORLD_SIZE, LOCAL_RANK;
+JOB_COMPLETION_INDEX, rank only; mpi: OMPI_COMM_WORLD_RANK, _SIZE,
+_LOCAL_RANK, else PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, else PMIX_RANK). It is
+opt-in: the Python reference never reads these variables.
 
 When telemetry is enabled (NEMO_LENS_ENABLED=true and traces on; the
 configuration of lens resource, and OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER
@@ -116,7 +118,7 @@ unchanged.`,
 		var attrs attrList
 		fs.Var(&attrs, "attr", "set carrier attribute `KEY=VALUE` for the command (a string override; repeatable)")
 		role := fs.String("role", "", "set nv.dl.role to `ROLE` for the command (after --attr)")
-		rankFrom := choiceFlag(fs, "rank-from", "", "take nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from the `launcher`'s variables: slurm, torchrun or k8s-index", detect.RankSources()...)
+		rankFrom := choiceFlag(fs, "rank-from", "", "take nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from the `launcher`'s variables: slurm, torchrun, k8s-index or mpi", detect.RankSources()...)
 		commandArgs := fs.Bool("command-args", false, "record every argument of the command in the span (process.command_args); they may hold secrets")
 		flush := fs.Duration("flush-timeout", defaultFlushTimeout, "spend at most `D` (a duration) shutting telemetry down after the command exits")
 		signals := choiceFlag(fs, "signals", supervise.ModeAuto.String(), "how signals reach the command: `auto` (direct inside a Slurm job, else relay), relay (lens passes on every signal it receives; the command leads its own process group) or direct (the command shares lens's process group; lens passes nothing on)",
