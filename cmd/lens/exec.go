@@ -81,8 +81,11 @@ carrier lens inherited, or none when that cannot be passed either, and lens
 says so once on stderr.
 
 Run identity: the command gets NEMO_LENS_RUN_ID — lens's own when set, else
-SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, else a random id — so that lens's
-span and every process below report the same nemo.run.id.
+SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, else an MPI job's PMIX_NAMESPACE or
+OMPI_MCA_ess_base_jobid, else a random id — so that lens's span and every
+process below report the same nemo.run.id. A random id also goes in
+NEMO_LENS_RUN_ID_DRAWN: a launcher's id below (torchrun's, mpirun's)
+outranks it in lens-go processes (docs/resource.md#run-id-launcher).
 
 --rank-from slurm|torchrun|k8s-index|mpi sets nv.dl.rank, nv.dl.world_size
 and nv.dl.local_rank from the launcher's variables (SLURM_PROCID,
