@@ -15,8 +15,8 @@ signals it got, and how it ended. Only the standard library, and torch with
                             128+signal
   --torch                   torchrun mode: gloo process group; every worker
                             contributes 1 to an all_reduce when it is the
-                            failing one (GROUP_RANK == --fail-group-rank,
-                            LOCAL_RANK == 0 and TORCHELASTIC_RESTART_COUNT <
+                            failing one (--fail-if VAR=VALUE holds, LOCAL_RANK
+                            is 0 and TORCHELASTIC_RESTART_COUNT <
                             --fail-until); with a sum above 0 the failing one
                             exits --fail-status and the others wait for the
                             agent's SIGTERM; with 0 all pass a barrier and
@@ -34,7 +34,7 @@ import subprocess
 import sys
 import threading
 
-ENV = ("NEMO_LENS_RUN_ID", "NEMO_LENS_RUN_ID_DRAWN", "OTEL_RESOURCE_ATTRIBUTES", "TRACEPARENT",
+ENV = ("LENS_E2E_NODE", "NEMO_LENS_RUN_ID", "NEMO_LENS_RUN_ID_DRAWN", "OTEL_RESOURCE_ATTRIBUTES", "TRACEPARENT",
        "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
        "PMIX_RANK", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
        "RANK", "WORLD_SIZE", "LOCAL_RANK", "GROUP_RANK", "TORCHELASTIC_RUN_ID",
@@ -61,7 +61,7 @@ def main():
     p.add_argument("--rank-var", default="RANK")
     p.add_argument("--fail-rank", type=int, default=-1)
     p.add_argument("--fail-status", type=int, default=3)
-    p.add_argument("--fail-group-rank", type=int, default=-1)
+    p.add_argument("--fail-if", default="", help="VAR=VALUE: in torchrun mode, the node whose agent has it fails")
     p.add_argument("--fail-until", type=int, default=0)
     p.add_argument("--wait", action="store_true")
     p.add_argument("--torch", action="store_true")
@@ -91,7 +91,8 @@ def main():
     if a.torch:
         import torch
         import torch.distributed as dist
-        failing = (int(os.environ["GROUP_RANK"]) == a.fail_group_rank and os.environ["LOCAL_RANK"] == "0"
+        var, _, value = a.fail_if.partition("=")
+        failing = (var != "" and os.environ.get(var) == value and os.environ["LOCAL_RANK"] == "0"
                    and int(os.environ["TORCHELASTIC_RESTART_COUNT"]) < a.fail_until)
         dist.init_process_group("gloo")
         x = torch.tensor([1.0 if failing else 0.0])
