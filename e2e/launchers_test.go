@@ -146,12 +146,22 @@ func signalCounts(recs []launch.PyRecord, rankVar, sig string) map[string]int {
 }
 
 // exits returns each record's exit status by the rank in variable rankVar.
+// exits returns each record's exit status by the rank in variable rankVar,
+// -1 for a worker that did not exit by itself.
 func exits(recs []launch.PyRecord, rankVar string) map[string]int {
 	m := map[string]int{}
 	for _, r := range recs {
-		m[r.Env[rankVar]] = r.Exit
+		m[r.Env[rankVar]] = exitOf(r)
 	}
 	return m
+}
+
+// exitOf is the record's exit status, -1 when it did not exit by itself.
+func exitOf(r launch.PyRecord) int {
+	if r.Exit == nil {
+		return -1
+	}
+	return *r.Exit
 }
 
 // distinct reports whether no value repeats.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -189,44 +190,56 @@ func TestTorchrunReal(t *testing.T) {
 		for i, r := range res.rounds {
 			for _, w := range r.recs {
 				out = append(out, fmt.Sprintf("round %d node %s local %s: te %s, status %d", i,
-					w.Env["LENS_E2E_NODE"], w.Env["LOCAL_RANK"], w.Env["TORCHELASTIC_RESTART_COUNT"], w.Exit))
+					w.Env["LENS_E2E_NODE"], w.Env["LOCAL_RANK"], w.Env["TORCHELASTIC_RESTART_COUNT"], exitOf(w)))
 			}
 		}
 		slices.Sort(out)
 		return out
 	}
 
-	var bare result
-	for _, layout := range torchrunLayouts {
-		t.Run(layout, func(t *testing.T) {
-			res := run(t, layout)
-			if layout == "bare" {
-				bare = res
-				// The measurement of docs/tracing.md#attempt-restarts.
-				want := []string{
-					"round 0 node a local 0: te 0, status 143", "round 0 node a local 1: te 0, status 143",
-					"round 0 node b local 0: te 0, status 3", "round 0 node b local 1: te 0, status 143",
-					"round 1 node a local 0: te 0, status 0", "round 1 node a local 1: te 0, status 0",
-					"round 1 node b local 0: te 1, status 0", "round 1 node b local 1: te 1, status 0",
-				}
-				if got := summary(res); !slices.Equal(got, want) {
-					t.Errorf("bare torchrun:\n %s\nwant\n %s\n%s", strings.Join(got, "\n "), strings.Join(want, "\n "), res.out)
-				}
-				if !slices.Equal(res.statuses, []int{0, 0}) {
-					t.Errorf("bare agents' statuses %v, want 0 0", res.statuses)
-				}
-				return
-			}
-			if bare.rounds == nil {
-				t.Skip("the bare run failed")
-			}
-			if got, want := summary(res), summary(bare); !slices.Equal(got, want) {
-				t.Errorf("%s:\n %s\nbare:\n %s\n%s", layout, strings.Join(got, "\n "), strings.Join(want, "\n "), res.out)
-			}
-			if !slices.Equal(res.statuses, bare.statuses) {
-				t.Errorf("%s: agents' statuses %v, bare %v", layout, res.statuses, bare.statuses)
-			}
-		})
+	// The three layouts run at once (most of a round is waiting for the
+	// rendezvous and the agents' monitors), then are compared with bare.
+	results := make(map[string]*result, len(torchrunLayouts))
+	var mu sync.Mutex
+	t.Run("layouts", func(t *testing.T) {
+		for _, layout := range torchrunLayouts {
+			t.Run(layout, func(t *testing.T) {
+				t.Parallel()
+				res := run(t, layout)
+				mu.Lock()
+				results[layout] = &res
+				mu.Unlock()
+			})
+		}
+	})
+	bare := results["bare"]
+	if bare == nil {
+		t.Fatal("the bare run failed")
+	}
+	// The measurement of docs/tracing.md#attempt-restarts.
+	want := []string{
+		"round 0 node a local 0: te 0, status 143", "round 0 node a local 1: te 0, status 143",
+		"round 0 node b local 0: te 0, status 3", "round 0 node b local 1: te 0, status 143",
+		"round 1 node a local 0: te 0, status 0", "round 1 node a local 1: te 0, status 0",
+		"round 1 node b local 0: te 1, status 0", "round 1 node b local 1: te 1, status 0",
+	}
+	if got := summary(*bare); !slices.Equal(got, want) {
+		t.Errorf("bare torchrun:\n %s\nwant\n %s\n%s", strings.Join(got, "\n "), strings.Join(want, "\n "), bare.out)
+	}
+	if !slices.Equal(bare.statuses, []int{0, 0}) {
+		t.Errorf("bare agents' statuses %v, want 0 0", bare.statuses)
+	}
+	for _, layout := range torchrunLayouts[1:] {
+		res := results[layout]
+		if res == nil {
+			continue // failed above
+		}
+		if got, want := summary(*res), summary(*bare); !slices.Equal(got, want) {
+			t.Errorf("%s:\n %s\nbare:\n %s\n%s", layout, strings.Join(got, "\n "), strings.Join(want, "\n "), res.out)
+		}
+		if !slices.Equal(res.statuses, bare.statuses) {
+			t.Errorf("%s: agents' statuses %v, bare %v", layout, res.statuses, bare.statuses)
+		}
 	}
 }
 

@@ -10,9 +10,10 @@ signals it got, and how it ended. Only the standard library, and torch with
   --rank-var VAR            the variable holding this process's rank
   --fail-rank R --fail-status S
                             the rank that exits with status S once ready
-  --wait                    the others wait for SIGTERM or SIGINT, counted
-                            (SIGUSR1 is counted and waited through), and exit
-                            128+signal
+  --wait                    the others wait, counting SIGTERM, SIGINT, SIGUSR1
+                            and SIGHUP, until the Nth of a signal of --stop-on
+                            (default SIGTERM=1,SIGINT=1), and exit 128+signal;
+                            the record is rewritten at each signal
   --torch                   torchrun mode: gloo process group; every worker
                             contributes 1 to an all_reduce when it is the
                             failing one (--fail-if VAR=VALUE holds, LOCAL_RANK
@@ -46,10 +47,16 @@ stop = threading.Event()
 stopped_by = [0]
 
 
+stop_on = {"SIGTERM": 1, "SIGINT": 1}
+on_count = [None]
+
+
 def on_signal(sig, _frame):
     name = signal.Signals(sig).name
     counts[name] = counts.get(name, 0) + 1
-    if sig in (signal.SIGTERM, signal.SIGINT) and not stop.is_set():
+    if on_count[0] is not None:
+        on_count[0]()
+    if counts[name] == stop_on.get(name) and not stop.is_set():
         stopped_by[0] = sig
         stop.set()
 
@@ -64,26 +71,35 @@ def main():
     p.add_argument("--fail-if", default="", help="VAR=VALUE: in torchrun mode, the node whose agent has it fails")
     p.add_argument("--fail-until", type=int, default=0)
     p.add_argument("--wait", action="store_true")
+    p.add_argument("--stop-on", default="SIGTERM=1,SIGINT=1",
+                   help="with --wait: exit on the Nth of a signal, 128+signal")
     p.add_argument("--torch", action="store_true")
     p.add_argument("command", nargs="*")
     a = p.parse_args()
 
+    stop_on.clear()
+    for item in a.stop_on.split(","):
+        name, _, n = item.partition("=")
+        stop_on[name] = int(n)
     for s in COUNTED:
         signal.signal(s, on_signal)
-    rec = {"label": a.label, "pid": os.getpid(), "ppid": os.getppid(), "pgid": os.getpgid(0),
+    rec = {"exit": None, "label": a.label, "pid": os.getpid(), "ppid": os.getppid(), "pgid": os.getpgid(0),
            "sid": os.getsid(0), "env": {k: os.environ[k] for k in ENV if k in os.environ}}
     out = os.path.join(a.out, "%s.%d.json" % (a.label, os.getpid()))
 
     def write(status):
         rec["signals"] = dict(counts)
-        rec["exit"] = status
+        if status is not None:
+            rec["exit"] = status  # kept by the rewrites of later signals
         tmp = out + ".tmp"
         with open(tmp, "w") as f:
             json.dump(rec, f)
         os.rename(tmp, out)
 
+    on_count[0] = lambda: write(None)  # the record says what arrived, even if killed later
     if a.command:
         rec["command_status"] = subprocess.run(a.command).returncode
+    write(None)
     with open(os.path.join(a.out, "ready.%s.%d" % (a.label, os.getpid())), "w"):
         pass
 

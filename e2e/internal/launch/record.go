@@ -21,7 +21,9 @@ type PyRecord struct {
 	SID     int               `json:"sid"`
 	Env     map[string]string `json:"env"`
 	Signals map[string]int    `json:"signals"`
-	Exit    int               `json:"exit"`
+	// Exit is the status it exited with; nil while it runs (or when it
+	// was killed).
+	Exit *int `json:"exit"`
 	// CommandStatus is the status of the command it ran first, if any.
 	CommandStatus *int `json:"command_status"`
 	// FailingWorkers is the all_reduce's sum in torchrun mode.
