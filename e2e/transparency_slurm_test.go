@@ -127,7 +127,7 @@ func TestSlurmTransparency(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 
-	zero := map[string]int{"HUP": 0, "INT": 0, "QUIT": 0, "USR1": 0, "USR2": 0, "TERM": 0, "WINCH": 0, "ALRM": 0, "RT": 0}
+	zero := map[string]int{"HUP": 0, "INT": 0, "QUIT": 0, "USR1": 0, "USR2": 0, "TERM": 0, "WINCH": 0, "ALRM": 0, "RT": 0, "RTMAX": 0}
 	with := func(k string, n int) map[string]int {
 		m := maps.Clone(zero)
 		m[k] = n

@@ -20,7 +20,7 @@
 //	lens env --stage sbatch|task [--container-image IMAGE]
 //	lens taskprolog [--policy FILE]      (also: a link named lens-taskprolog)
 //	lens exec [--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index|mpi]
-//	          [--signals auto|relay|direct] [--command-args] [--flush-timeout D]
+//	          [--signals auto|relay|direct|aside] [--command-args] [--flush-timeout D]
 //	          [--] COMMAND [ARG...]
 //	lens emit-spans [--service NAME] [--flush-timeout D] --span NAME,START,END[,PARENT]...
 //	lens reckon [--infra-step NAME[,NAME...]]... [--wait D] [--flush-timeout D] JOBID

@@ -47,7 +47,7 @@ const wrapperName = "lens-exec"
 var execCommand = &command{
 	name:    "exec",
 	summary: "run a command with the composed carrier (and a span)",
-	usage:   "[--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index|mpi] [--signals auto|relay|direct] [--command-args] [--flush-timeout D] [--] COMMAND [ARG...]",
+	usage:   "[--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index|mpi] [--signals auto|relay|direct|aside] [--command-args] [--flush-timeout D] [--] COMMAND [ARG...]",
 	help: `Run COMMAND with ARGs — found and run as execvp(3) does (PATH with empty,
 "." and relative entries; /bin:/usr/bin when PATH is unset; a file without
 "#!" run by /bin/sh), never through a shell — with OTEL_RESOURCE_ATTRIBUTES
@@ -57,14 +57,15 @@ stdin, stdout and stderr are the command's own.
 
 The command sees what it would see without lens (docs/exec.md says what
 reaches it under Slurm, Kubernetes, torchrun and a terminal):
-  - Signals arrive once. --signals relay (the default outside Slurm): the
-    command leads its own process group and holds lens's terminal, and
-    every signal lens receives is passed on to it. --signals direct (the
-    default inside a Slurm job): the command stays in lens's process group,
-    the senders (Slurm, a process group, a terminal) reach it themselves
-    and lens passes nothing on. Signals that arrive before the command
-    starts are passed on when it runs. A job-control stop of the command
-    stops lens too.
+  - Signals arrive once. --signals auto picks where lens runs: relay as
+    PID 1 or as its process group's leader (the command leads its own
+    group and holds lens's terminal; lens passes every signal on to it),
+    direct in a Slurm step (the command stays in lens's group, Slurm
+    signals it itself, lens passes nothing on), aside elsewhere (lens
+    leaves its group to the command, so a terminal's and a group's signals
+    reach the command directly, and passes on what is sent to its pid).
+    Signals that arrive before the command starts are passed on when it
+    runs. A job-control stop of the command stops lens too.
   - The command gets SIGKILL when lens dies (a parent-death signal); as
     PID 1 lens reaps every orphan.
   - Nothing lens does with telemetry delays the start (the GPU probe runs
@@ -124,8 +125,8 @@ unchanged.`,
 		rankFrom := choiceFlag(fs, "rank-from", "", "take nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from the `launcher`'s variables: slurm, torchrun, k8s-index or mpi", detect.RankSources()...)
 		commandArgs := fs.Bool("command-args", false, "record every argument of the command in the span (process.command_args); they may hold secrets")
 		flush := fs.Duration("flush-timeout", defaultFlushTimeout, "spend at most `D` (a duration) shutting telemetry down after the command exits")
-		signals := choiceFlag(fs, "signals", supervise.ModeAuto.String(), "how signals reach the command: `auto` (direct inside a Slurm job, else relay), relay (lens passes on every signal it receives; the command leads its own process group) or direct (the command shares lens's process group; lens passes nothing on)",
-			supervise.ModeAuto.String(), supervise.ModeRelay.String(), supervise.ModeDirect.String())
+		signals := choiceFlag(fs, "signals", supervise.ModeAuto.String(), "how signals reach the command: `auto`, relay, direct or aside (docs/exec.md)",
+			supervise.ModeAuto.String(), supervise.ModeRelay.String(), supervise.ModeDirect.String(), supervise.ModeAside.String())
 		return func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 0 {
 				return usagef("missing command")
@@ -354,11 +355,13 @@ func (a *app) exec(ctx context.Context, x *execRun) error {
 	a.reportChildEnv(err)
 
 	files, closeFiles := a.stdio()
-	mode := supervise.ResolveMode(x.mode, a.env)
+	place := supervise.Locate(a.env)
 	p, err := a.start(supervise.Command{
 		Args: x.args, Env: env,
 		Stdin: files[0], Stdout: files[1], Stderr: files[2],
-		Mode: mode, Signals: a.signals,
+		Mode: supervise.ResolveMode(x.mode, place), Signals: a.signals,
+		Slurm: place.SlurmJob,
+		Note:  func(line string) { fmt.Fprintf(a.stderr, "lens exec: %s\n", line) },
 	})
 	if err != nil {
 		closeFiles()

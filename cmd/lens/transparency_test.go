@@ -36,6 +36,7 @@ import (
 const (
 	rtCounted = syscall.Signal(35)
 	rtEnd     = syscall.Signal(36)
+	rtMax     = syscall.Signal(64) // SIGRTMAX, counted exactly too
 )
 
 // rounds is how many times a signal scenario sends its signal.
@@ -78,6 +79,7 @@ type scenario struct {
 	wrapped  bool
 	lensArgs []string // flags of lens exec before "--"
 	args     []string // the observer's arguments
+	argv     []string // the whole command line instead (startArgv)
 	env      map[string]string
 	sys      *syscall.SysProcAttr
 	stdin    *os.File
@@ -104,6 +106,9 @@ func (s scenario) start(t *testing.T) *running {
 	argv := append([]string{observer(t)}, s.args...)
 	if s.wrapped {
 		argv = append(append(append([]string{lensBin, "exec"}, s.lensArgs...), "--"), argv...)
+	}
+	if s.argv != nil {
+		argv = s.argv
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	t.Cleanup(cancel)
@@ -175,7 +180,7 @@ func (r *running) ready() {
 // delivered waits until the observer reports its first delivery of sig.
 func (r *running) delivered(sig syscall.Signal) {
 	r.t.Helper()
-	if sig == rtCounted {
+	if sig >= rtCounted {
 		r.next(fmt.Sprintf("rt %d", sig))
 		return
 	}
@@ -235,6 +240,8 @@ func TestTransparentSignals(t *testing.T) {
 		{"pid/rt", false, rtCounted, "RT", nil, nil},
 		{"pid/USR1", false, syscall.SIGUSR1, "USR1", nil, nil},
 		{"pid/TERM", false, syscall.SIGTERM, "TERM", nil, nil},
+		{"pid/rtmax", false, rtMax, "RTMAX", nil, nil},
+		{"group/rtmax", true, rtMax, "RTMAX", nil, nil},
 		{"group/rt", true, rtCounted, "RT", nil, nil},
 		{"group/USR1", true, syscall.SIGUSR1, "USR1", nil, nil},
 		{"group/INT", true, syscall.SIGINT, "INT", nil, nil},
@@ -388,6 +395,7 @@ func TestTransparentExitStatus(t *testing.T) {
 	for _, args := range [][]string{
 		{"exit", "0"}, {"exit", "3"}, {"exit", "255"},
 		{"raise", "15"}, {"raise", "9"}, {"raise", "11"}, {"raise", "6"}, {"raise", "10"},
+		{"raise", "64"}, // SIGRTMAX: lens dies by signal 64, not exit 192
 	} {
 		t.Run(strings.Join(args, "="), func(t *testing.T) {
 			t.Parallel()
@@ -586,19 +594,7 @@ drain:
 func TestTransparentPID1(t *testing.T) {
 	t.Parallel()
 	obs := observer(t)
-	unshare, err := exec.LookPath("unshare")
-	if err == nil && os.Geteuid() != 0 {
-		err = errors.New("not root")
-	}
-	if err == nil {
-		err = exec.Command(unshare, "--pid", "--fork", "--mount-proc", "true").Run()
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("a PID namespace is needed (unshare --pid --fork --mount-proc as root): %v", err)
-		}
-		t.Skipf("skipping: no PID namespace: %v", err)
-	}
+	unshare := needPIDNamespace(t)
 	const orphans = "200"
 	for _, tc := range []struct {
 		name string

@@ -12,12 +12,16 @@
 //     entries, PATH unset (/bin:/usr/bin), a file without "#!" run by
 //     /bin/sh, EACCES remembered while the search goes on; 127 when
 //     nothing was found, 126 when something was found and could not be run.
-//   - Signals ([Notify], [Mode]): subscribed from lens's first instruction,
-//     queued until the command runs, then passed on exactly once — in
-//     [ModeRelay] to the command (which leads its own process group and
-//     holds the terminal, as under tini), in [ModeDirect] not at all,
-//     because the senders (Slurm, a process group, a terminal) reach the
-//     command themselves. Job-control stops of the command stop lens too.
+//   - Signals ([Notify], [Mode], [ResolveMode]): subscribed from lens's
+//     first instruction, queued until the command runs, then passed on
+//     exactly once — in [ModeAside] lens leaves its process group to the
+//     command, so group and terminal signals reach the command directly,
+//     and passes on what was sent to lens's pid; in [ModeRelay] the command
+//     leads its own process group and holds the terminal (as under tini)
+//     and lens passes every signal on; in [ModeDirect] (a Slurm step) not
+//     at all, because slurmstepd reaches the command itself. Job-control
+//     stops of the command stop lens too. Inherited ignored SIGHUP, SIGINT
+//     and job-control signals stay ignored in the command.
 //   - Children: the command gets a parent-death signal (SIGKILL) from the
 //     thread that started it, which stays alive until the command exits;
 //     as PID 1 lens reaps every orphan without taking the command's status.

@@ -1,10 +1,12 @@
 package supervise
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -18,8 +20,14 @@ type Process struct {
 	path string
 	mode Mode
 	pid1 bool
-	// pgid is the command's process group (its pid in ModeRelay).
+	// pgid is the command's process group (its pid in ModeRelay, the group
+	// lens was started in for ModeAside).
 	pgid int
+	// slurm: inside a Slurm job (which notes are said).
+	slurm bool
+	// note says a line once for each kind (notes).
+	note  func(string)
+	notes sync.Map
 	// tty is the descriptor of the terminal whose foreground lens handed to
 	// the command, or -1.
 	tty int
@@ -35,11 +43,16 @@ type Process struct {
 	reapOnce sync.Once
 
 	stopped atomic.Bool // lens stopped itself after the command stopped
+	// inGroup: in ModeAside, lens is back in the command's group while the
+	// command is stopped, so that a shell's SIGCONT to the group continues
+	// lens too; what lens receives meanwhile was sent to that group.
+	inGroup atomic.Bool
 
 	done        chan struct{} // closed when the command has been reaped
 	exit        Exit
 	interrupted chan struct{} // closed by a stop request after the exit
 	intOnce     sync.Once
+	intBy       syscall.Signal // the signal that closed interrupted
 	closed      chan struct{}
 	closeOnce   sync.Once
 	relayDone   chan struct{}
@@ -58,6 +71,8 @@ func Start(c *Command) (*Process, error) {
 		pid1:        os.Getpid() == 1,
 		tty:         -1,
 		sigs:        c.Signals,
+		slurm:       c.Slurm,
+		note:        c.Note,
 		chld:        make(chan struct{}, 1),
 		reapAll:     make(chan struct{}),
 		done:        make(chan struct{}),
@@ -68,13 +83,27 @@ func Start(c *Command) (*Process, error) {
 	if p.mode == ModeAuto {
 		p.mode = ModeRelay
 	}
+	switch {
+	case p.mode == ModeAside && p.pid1:
+		// The runtime signals PID 1 alone: nobody aims at its group.
+		p.mode = ModeRelay
+	case p.mode == ModeAside && p.sigs == nil:
+		// Nothing to pass on (in-process tests): lens stays where it is.
+		p.mode = ModeDirect
+	}
 	sys := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if p.mode == ModeRelay {
+	switch p.mode {
+	case ModeRelay:
 		sys.Setpgid = true
 		if fd, ok := foregroundTerminal(c.Stdin, c.Stdout, c.Stderr); ok {
 			sys.Foreground, sys.Ctty = true, fd
 			p.tty = fd
 		}
+	case ModeAside:
+		// The command joins the group lens was started in; lens leaves it
+		// right before the fork (below).
+		sys.Setpgid, sys.Pgid = true, syscall.Getpgrp()
+		p.pgid = sys.Pgid
 	}
 	attr := &os.ProcAttr{Env: c.Env, Files: []*os.File{c.Stdin, c.Stdout, c.Stderr}, Sys: sys}
 
@@ -83,6 +112,13 @@ func Start(c *Command) (*Process, error) {
 		// Never unlocked: the thread ends with this goroutine, after the
 		// command has been reaped.
 		runtime.LockOSThread()
+		if p.mode == ModeAside && syscall.Setpgid(0, 0) != nil {
+			// lens leads a session (it would lead its group too): stay.
+			p.mode, sys.Setpgid = ModeDirect, false
+		}
+		// The signals lens was started with ignored are ignored again while
+		// the command is forked, so that it inherits them ignored.
+		p.sigs.hold()
 		proc, path, err := lookupStart(c.Args, c.Env, func(file string, argv []string) (*os.Process, error) {
 			// Counted right before the fork: a signal sent to lens's
 			// process group after it reaches the command itself, and
@@ -90,14 +126,28 @@ func Start(c *Command) (*Process, error) {
 			if p.sigs != nil {
 				p.preStart = len(p.sigs.c)
 			}
-			return os.StartProcess(file, argv, attr)
+			proc, err := os.StartProcess(file, argv, attr)
+			if p.mode == ModeAside && sys.Setpgid && errors.Is(err, syscall.EPERM) {
+				// The group lens left is gone (lens was its last process):
+				// the command stays in lens's new group.
+				sys.Setpgid = false
+				p.pgid = syscall.Getpgrp()
+				proc, err = os.StartProcess(file, argv, attr)
+			}
+			return proc, err
 		})
+		p.sigs.release()
+		if err != nil && p.mode == ModeAside && sys.Setpgid {
+			_ = syscall.Setpgid(0, p.pgid) // back where lens started
+		}
 		if err == nil {
 			// Set before the wait loop and the relay read them.
 			p.proc, p.path, p.pid = proc, path, proc.Pid
-			p.pgid = syscall.Getpgrp()
-			if p.mode == ModeRelay {
+			switch p.mode {
+			case ModeRelay:
 				p.pgid = p.pid
+			case ModeDirect:
+				p.pgid = syscall.Getpgrp()
 			}
 		}
 		res <- err
@@ -205,6 +255,12 @@ func (p *Process) status(ws syscall.WaitStatus) bool {
 		switch ws.StopSignal() {
 		case syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU:
 			if !p.pid1 {
+				if p.mode == ModeAside {
+					// Back in the command's group, so that the shell's
+					// SIGCONT to the job (fg, bg) continues lens too.
+					p.inGroup.Store(true)
+					_ = syscall.Setpgid(0, p.pgid)
+				}
 				p.stopped.Store(true)
 				_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 			}
@@ -265,23 +321,76 @@ func (p *Process) relay() {
 			continue
 		}
 		if s == syscall.SIGCONT && p.stopped.Swap(false) {
-			// lens was stopped with the command and is continued (fg, bg):
-			// the command's group continues too; in the foreground again,
-			// it gets the terminal back.
-			if p.mode == ModeRelay {
-				p.handTerminal()
-				_ = syscall.Kill(-p.pgid, syscall.SIGCONT)
-			}
+			p.continued()
 			continue
 		}
-		if p.mode == ModeRelay || early {
-			if errors.Is(p.proc.Signal(s), os.ErrProcessDone) {
-				// Reaped in the meantime: the signal came after the exit.
-				<-p.done
-				p.interrupt(s)
-			}
+		switch {
+		case early && p.sigs.wasIgnored(s):
+			// Sent before the command ran, which would have ignored it.
+			continue
+		case early, p.mode == ModeRelay:
+		case p.mode == ModeAside && !p.inGroup.Load():
+		case p.mode == ModeAside:
+			p.say("stopped", sigName(s)+" arrived while the command was stopped and lens was in its process group: it is taken as sent to that group and not passed on (docs/exec.md#signals)")
+			continue
+		default: // ModeDirect
+			p.say("direct", sigName(s)+" was not passed on: with --signals direct (the default in a Slurm step) the sender signals the command itself, and a signal sent to lens's pid alone does not reach it (docs/exec.md#signals)")
+			continue
+		}
+		if p.slurm && p.mode != ModeDirect && (s == syscall.SIGTERM || s == syscall.SIGCONT) {
+			p.say("twice", "passed "+sigName(s)+" on to the command; if Slurm sent it to every process of the job as well (scancel, the time limit, preemption), the command got it twice (docs/exec.md#signals)")
+		}
+		if errors.Is(p.proc.Signal(s), os.ErrProcessDone) {
+			// Reaped in the meantime: the signal came after the exit.
+			<-p.done
+			p.interrupt(s)
 		}
 	}
+}
+
+// continued handles lens's SIGCONT after lens stopped with the command:
+// the command's group continues too (ModeRelay), or lens leaves the
+// command's group again and continues the command when lens alone was
+// continued (ModeAside).
+func (p *Process) continued() {
+	switch p.mode {
+	case ModeRelay:
+		// In the foreground again, the command's group gets the terminal
+		// back.
+		p.handTerminal()
+		_ = syscall.Kill(-p.pgid, syscall.SIGCONT)
+	case ModeAside:
+		_ = syscall.Setpgid(0, 0)
+		p.inGroup.Store(false)
+		if procState(p.pid) == 'T' {
+			// A SIGCONT to the group would have continued the command
+			// before lens ran: this one was sent to lens's pid alone.
+			_ = syscall.Kill(p.pid, syscall.SIGCONT)
+		}
+	}
+}
+
+// say calls the note for kind once.
+func (p *Process) say(kind, line string) {
+	if p.note == nil {
+		return
+	}
+	if _, seen := p.notes.LoadOrStore(kind, true); !seen {
+		p.note(line)
+	}
+}
+
+// procState is the state letter of /proc/PID/stat, or 0.
+func procState(pid int) byte {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
 }
 
 // reaped reports whether the command has been reaped: the wait loop has
@@ -299,9 +408,12 @@ func (p *Process) reaped() bool {
 // interrupt handles a signal that arrived after the command exited: a
 // request to stop ends lens's remaining work.
 func (p *Process) interrupt(s syscall.Signal) {
+	if p.sigs.wasIgnored(s) {
+		return // lens was started with it ignored (nohup)
+	}
 	switch s {
 	case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT:
-		p.intOnce.Do(func() { close(p.interrupted) })
+		p.intOnce.Do(func() { p.intBy = s; close(p.interrupted) })
 	}
 }
 
@@ -362,4 +474,10 @@ func (p *Process) reclaimTerminal() {
 	signal.Ignore(syscall.SIGTTOU)
 	_ = tcsetpgrp(p.tty, syscall.Getpgrp())
 	signal.Reset(syscall.SIGTTOU)
+}
+
+// here is lens's process: PID 1, the leader of its process group.
+func here() Place {
+	pid := os.Getpid()
+	return Place{PID1: pid == 1, Leader: syscall.Getpgrp() == pid}
 }

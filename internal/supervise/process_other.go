@@ -87,3 +87,6 @@ func (p *Process) Close() {
 	p.closeOnce.Do(func() { close(p.closed) })
 	<-p.relayDone
 }
+
+// here is lens's process; outside Linux the place is not looked at.
+func here() Place { return Place{} }

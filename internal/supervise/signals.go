@@ -3,6 +3,8 @@ package supervise
 import (
 	"os"
 	"os/signal"
+	"strconv"
+	"syscall"
 )
 
 // Signals are the signals lens subscribed to for the command. Subscribe
@@ -11,6 +13,10 @@ import (
 // in the start-up window and nothing kills lens early.
 type Signals struct {
 	c chan os.Signal
+	// ignored are the signals lens was started with ignored that the Go
+	// runtime left ignored (SIGHUP, SIGINT, and SIGTSTP and SIGCONT, for
+	// which it installs no handler of its own).
+	ignored []os.Signal
 }
 
 // signalQueue is how many signals can wait for the command to start (or
@@ -26,17 +32,19 @@ const signalQueue = 256
 // in the command when it starts, so it gets the default dispositions.
 //
 // A signal that lens was started with ignored and that the Go runtime left
-// ignored (SIGHUP and SIGINT: nohup, a shell's background job) stays
-// ignored, in lens and in the command, and is not subscribed. The runtime
-// replaces the other inherited SIG_IGN dispositions with its own handler
-// before lens's first instruction, so the command gets those at their
-// defaults (docs/exec.md).
+// ignored (SIGHUP and SIGINT: nohup, a shell's background job; SIGTSTP and
+// SIGCONT) is subscribed too, so that one sent to lens's pid reaches a command that
+// installed its own handler; the command starts with it ignored, as it
+// would without lens. The runtime replaces the other inherited SIG_IGN
+// dispositions with its own handler before lens's first instruction, so
+// the command gets those at their defaults (docs/exec.md).
 func Notify() *Signals {
 	s := &Signals{c: make(chan os.Signal, signalQueue)}
-	var subs []os.Signal
-	for _, sig := range subscribed() {
-		if !signal.Ignored(sig) {
-			subs = append(subs, sig)
+	subs := subscribed()
+	ign := inheritedIgnored()
+	for _, sig := range subs {
+		if n, ok := sig.(syscall.Signal); ok && ign&(1<<(n-1)) != 0 || signal.Ignored(sig) {
+			s.ignored = append(s.ignored, sig)
 		}
 	}
 	signal.Notify(s.c, subs...)
@@ -48,4 +56,42 @@ func (s *Signals) Stop() {
 	if s != nil {
 		signal.Stop(s.c)
 	}
+}
+
+// hold ignores again the signals lens was started with ignored, so that a
+// command started now inherits them ignored; release subscribes to them
+// again. What arrives in between is discarded, as the command, ignoring
+// it until it installs its own handler, would discard it without lens.
+func (s *Signals) hold() {
+	if s != nil && len(s.ignored) > 0 {
+		signal.Ignore(s.ignored...)
+	}
+}
+
+func (s *Signals) release() {
+	if s != nil && len(s.ignored) > 0 {
+		signal.Notify(s.c, s.ignored...)
+	}
+}
+
+// wasIgnored reports whether lens was started with sig ignored.
+func (s *Signals) wasIgnored(sig syscall.Signal) bool {
+	if s == nil {
+		return false
+	}
+	for _, i := range s.ignored {
+		if i == sig {
+			return true
+		}
+	}
+	return false
+}
+
+// sigName is the signal's name as kill -l spells it ("SIGTERM",
+// "SIGRTMIN+1"), or "signal N".
+func sigName(s syscall.Signal) string {
+	if n, ok := sigNames[s]; ok {
+		return n
+	}
+	return "signal " + strconv.Itoa(int(s))
 }

@@ -11,12 +11,12 @@ import (
 	"github.com/nemolens/lens-go/internal/process"
 )
 
-// Mode says how the signals lens receives reach the command.
+// Mode says how the signals lens receives reach the command. The rules,
+// and which sender each mode serves, are in docs/exec.md#signals.
 type Mode int
 
 const (
-	// ModeAuto is ModeDirect inside a Slurm job (SLURM_JOB_ID is set) and
-	// ModeRelay everywhere else. See [ResolveMode].
+	// ModeAuto picks the mode from where lens runs: see [ResolveMode].
 	ModeAuto Mode = iota
 	// ModeRelay runs the command as the leader of its own process group,
 	// in the foreground of lens's terminal when lens is, and passes every
@@ -27,12 +27,18 @@ const (
 	// ModeDirect leaves the command in lens's process group and passes on
 	// only the signals that arrived before the command started: the
 	// senders reach the command themselves (Slurm signals every process of
-	// a step, or the task's process group; a process group signal and a
-	// terminal's reach both lens and the command).
+	// a step, or the task's process group).
 	ModeDirect
+	// ModeAside steps lens aside: lens moves itself into a process group
+	// of its own and starts the command in the group lens was started in,
+	// never touching the terminal. A terminal's or a group's signals reach
+	// the command (and its children) as they would without lens, and never
+	// lens; every signal lens receives was sent to lens's pid, and is
+	// passed on to the command's process, once.
+	ModeAside
 )
 
-// String returns the mode's flag value: auto, relay or direct.
+// String returns the mode's flag value: auto, relay, direct or aside.
 func (m Mode) String() string {
 	switch m {
 	case ModeAuto:
@@ -41,32 +47,73 @@ func (m Mode) String() string {
 		return "relay"
 	case ModeDirect:
 		return "direct"
+	case ModeAside:
+		return "aside"
 	}
 	return "Mode(" + strconv.Itoa(int(m)) + ")"
 }
 
 // ParseMode parses a mode's flag value.
 func ParseMode(s string) (Mode, error) {
-	for _, m := range []Mode{ModeAuto, ModeRelay, ModeDirect} {
+	for _, m := range []Mode{ModeAuto, ModeRelay, ModeDirect, ModeAside} {
 		if s == m.String() {
 			return m, nil
 		}
 	}
-	return ModeAuto, fmt.Errorf("unknown signal mode %q (auto, relay or direct)", s)
+	return ModeAuto, fmt.Errorf("unknown signal mode %q (auto, relay, direct or aside)", s)
 }
 
-// ResolveMode returns m, or for [ModeAuto] the mode env calls for:
-// [ModeDirect] when SLURM_JOB_ID is set and not empty (Slurm signals the
-// processes of a step itself: srun's forwarding, --signal, scancel, the
-// time limit), else [ModeRelay].
-func ResolveMode(m Mode, env environ.Lookuper) Mode {
-	if m != ModeAuto {
+// Place is where lens runs, as far as the senders of signals go.
+type Place struct {
+	// PID1 is true when lens is PID 1 of its PID namespace (a container's
+	// entrypoint).
+	PID1 bool
+	// Leader is true when lens leads its process group (a shell's job,
+	// the batch script's process, an srun task's first process).
+	Leader bool
+	// SlurmJob is true inside a Slurm job (SLURM_JOB_ID is set).
+	SlurmJob bool
+	// SlurmStep is true inside a Slurm job step other than the batch step
+	// (SLURM_STEP_ID is set: an srun task or one of its descendants).
+	SlurmStep bool
+}
+
+// SlurmStepIDEnv is the step id Slurm sets for the tasks of a step (srun);
+// the batch script has none.
+const SlurmStepIDEnv = "SLURM_STEP_ID"
+
+// Locate returns lens's place: the Slurm job and step from env, PID 1 and
+// the process group from the running process.
+func Locate(env environ.Lookuper) Place {
+	pl := here()
+	e := environ.Or(env)
+	if v, _ := e.LookupEnv(process.SlurmJobIDEnv); v != "" {
+		pl.SlurmJob = true
+		if v, _ := e.LookupEnv(SlurmStepIDEnv); v != "" {
+			pl.SlurmStep = true
+		}
+	}
+	return pl
+}
+
+// ResolveMode returns m, or for [ModeAuto] the mode the place calls for:
+//
+//   - [ModeDirect] in a Slurm step: slurmstepd signals every process of the
+//     step (proctrack/cgroup, linuxproc) or the task's process group
+//     (proctrack/pgid), the command included;
+//   - [ModeRelay] as PID 1 (the runtime signals PID 1 alone) or as the
+//     leader of lens's process group (lens cannot leave it);
+//   - [ModeAside] everywhere else.
+func ResolveMode(m Mode, at Place) Mode {
+	switch {
+	case m != ModeAuto:
 		return m
-	}
-	if v, _ := environ.Or(env).LookupEnv(process.SlurmJobIDEnv); v != "" {
+	case at.SlurmStep:
 		return ModeDirect
+	case at.PID1, at.Leader:
+		return ModeRelay
 	}
-	return ModeRelay
+	return ModeAside
 }
 
 // Command is what [Start] runs.
@@ -82,8 +129,15 @@ type Command struct {
 	// it first with ResolveMode).
 	Mode Mode
 	// Signals are lens's subscribed signals ([Notify]); nil relays none,
-	// which is what in-process tests need.
+	// which is what in-process tests need; ModeAside then changes no
+	// process group (it is ModeDirect).
 	Signals *Signals
+	// Slurm is true inside a Slurm job; it only decides which notes are
+	// said (Place.SlurmJob).
+	Slurm bool
+	// Note is called, at most once for each kind, with a line that says a
+	// signal may not have reached the command exactly once (nil: none).
+	Note func(line string)
 }
 
 // Exit is how the command ended.

@@ -11,14 +11,23 @@
  *   state CODE     print what the process sees at its start, exit CODE
  *   signals        count signals until SIGRTMIN+2 (the terminator), then
  *                  print the counts and exit 0; each standard signal is
- *                  also reported when it arrives ("sig NN"), and so is
- *                  SIGRTMIN+1 ("rt 35")
+ *                  also reported when it arrives ("sig NN"), and so are
+ *                  SIGRTMIN+1 ("rt 35") and SIGRTMAX ("rt 64")
  *   exit CODE      exit with CODE
  *   raise SIG      kill itself with signal SIG (numeric)
  *   orphans N      leave N orphans (double fork; a refused fork is
  *                  retried) and wait until no zombie is left in the PID
  *                  namespace
  *   hold           print "ready PID" and wait forever
+ *   spawn K CMD... start K copies of CMD in its own process group (a
+ *                  launcher: a torch 1.13 agent, a script, Popen), each
+ *                  with every signal at its default, ignore every signal
+ *                  but SIGCHLD itself (it outlives what is sent to its
+ *                  group) and wait for all; exit 0, or 1 if one failed
+ *   with SPEC... -- CMD...
+ *                  exec CMD with the process state SPEC says (a
+ *                  launcher's): block=all (every signal blocked),
+ *                  ignore=N,N,... (those signals ignored)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -36,6 +45,7 @@
 
 #define RT_COUNTED 35 /* SIGRTMIN+1 on glibc */
 #define RT_END 36     /* SIGRTMIN+2 */
+#define RT_MAX 64     /* SIGRTMAX */
 
 static volatile sig_atomic_t counts[65];
 
@@ -104,6 +114,7 @@ static int signals(void) {
 	sigemptyset(&rt);
 	sigaddset(&rt, RT_COUNTED);
 	sigaddset(&rt, RT_END);
+	sigaddset(&rt, RT_MAX);
 	sigprocmask(SIG_BLOCK, &rt, NULL);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
@@ -118,9 +129,9 @@ static int signals(void) {
 		printf("rt %d\n", s);
 		fflush(stdout);
 	}
-	printf("counts HUP=%d INT=%d QUIT=%d USR1=%d USR2=%d TERM=%d WINCH=%d ALRM=%d RT=%d\n",
+	printf("counts HUP=%d INT=%d QUIT=%d USR1=%d USR2=%d TERM=%d WINCH=%d ALRM=%d RT=%d RTMAX=%d\n",
 	       counts[SIGHUP], counts[SIGINT], counts[SIGQUIT], counts[SIGUSR1], counts[SIGUSR2],
-	       counts[SIGTERM], counts[SIGWINCH], counts[SIGALRM], counts[RT_COUNTED]);
+	       counts[SIGTERM], counts[SIGWINCH], counts[SIGALRM], counts[RT_COUNTED], counts[RT_MAX]);
 	fflush(stdout);
 	return 0;
 }
@@ -186,6 +197,55 @@ static int orphans(int n) {
 	return z == 0 ? 0 : 1;
 }
 
+static int spawn(int k, char **cmd) {
+	int failed = 0;
+	/* The launcher outlives the signals sent to its group: it ignores
+	 * every signal it can but SIGCHLD; its children get the defaults. */
+	for (int s = 1; s < 65; s++)
+		if (s != SIGKILL && s != SIGSTOP && s != SIGCHLD)
+			signal(s, SIG_IGN);
+	for (int i = 0; i < k; i++) {
+		pid_t c = fork();
+		if (c < 0)
+			return 1;
+		if (c == 0) {
+			for (int s = 1; s < 65; s++)
+				if (s != SIGKILL && s != SIGSTOP && s != SIGCHLD)
+					signal(s, SIG_DFL);
+			execvp(cmd[0], cmd);
+			_exit(127);
+		}
+	}
+	for (int st; wait(&st) > 0;)
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			failed = 1;
+	return failed;
+}
+
+static int with(int argc, char **argv) {
+	int i = 2;
+	sigset_t block;
+	sigemptyset(&block);
+	for (; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "block=all")) {
+			sigfillset(&block);
+		} else if (!strncmp(argv[i], "ignore=", 7)) {
+			for (char *p = argv[i] + 7; *p;) {
+				signal((int)strtol(p, &p, 10), SIG_IGN);
+				if (*p == ',')
+					p++;
+			}
+		} else {
+			return 64;
+		}
+	}
+	if (i + 1 >= argc)
+		return 64;
+	sigprocmask(SIG_SETMASK, &block, NULL);
+	execvp(argv[i + 1], argv + i + 1);
+	return 127;
+}
+
 int main(int argc, char **argv) {
 	if (argc < 2)
 		return 64;
@@ -204,6 +264,10 @@ int main(int argc, char **argv) {
 	}
 	if (!strcmp(argv[1], "orphans") && argc >= 3)
 		return orphans(atoi(argv[2]));
+	if (!strcmp(argv[1], "spawn") && argc >= 4)
+		return spawn(atoi(argv[2]), argv + 3);
+	if (!strcmp(argv[1], "with"))
+		return with(argc, argv);
 	if (!strcmp(argv[1], "hold")) {
 		printf("ready %d\n", (int)getpid());
 		fflush(stdout);
