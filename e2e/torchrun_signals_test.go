@@ -128,7 +128,7 @@ func TestTorchrunSignals(t *testing.T) {
 			})
 			bare, ok := results["bare"]
 			if !ok {
-				t.Fatal("the bare run failed")
+				return // failed (said above), or not selected by -run
 			}
 			if !bare.ended {
 				t.Errorf("bare: the agent did not end")

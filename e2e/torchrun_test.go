@@ -214,7 +214,7 @@ func TestTorchrunReal(t *testing.T) {
 	})
 	bare := results["bare"]
 	if bare == nil {
-		t.Fatal("the bare run failed")
+		return // failed (said above), or not selected by -run
 	}
 	// The measurement of docs/tracing.md#attempt-restarts.
 	want := []string{
