@@ -56,7 +56,9 @@ def on_signal(sig, _frame):
     counts[name] = counts.get(name, 0) + 1
     if on_count[0] is not None:
         on_count[0]()
-    if counts[name] == stop_on.get(name) and not stop.is_set():
+    # >=: a handler may run inside another one (a second signal arrives
+    # while the first is handled), and both see the larger count.
+    if counts[name] >= stop_on.get(name, 1 << 30) and not stop.is_set():
         stopped_by[0] = sig
         stop.set()
 
@@ -87,14 +89,29 @@ def main():
            "sid": os.getsid(0), "env": {k: os.environ[k] for k in ENV if k in os.environ}}
     out = os.path.join(a.out, "%s.%d.json" % (a.label, os.getpid()))
 
+    state = {"writing": False, "dirty": False}
+
     def write(status):
-        rec["signals"] = dict(counts)
+        # A signal handler may call it while it runs: the running call
+        # then writes once more, with the newer counts.
         if status is not None:
             rec["exit"] = status  # kept by the rewrites of later signals
-        tmp = out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(rec, f)
-        os.rename(tmp, out)
+        if state["writing"]:
+            state["dirty"] = True
+            return
+        state["writing"] = True
+        try:
+            while True:
+                state["dirty"] = False
+                rec["signals"] = dict(counts)
+                tmp = out + ".tmp"
+                with open(tmp, "w") as f:
+                    json.dump(rec, f)
+                os.rename(tmp, out)
+                if not state["dirty"]:
+                    break
+        finally:
+            state["writing"] = False
 
     on_count[0] = lambda: write(None)  # the record says what arrived, even if killed later
     if a.command:
