@@ -259,11 +259,15 @@ const (
 	RankFromTorchrun = detect.RankFromTorchrun
 	// RankFromK8sIndex reads JOB_COMPLETION_INDEX (an Indexed Job; rank only).
 	RankFromK8sIndex = detect.RankFromK8sIndex
+	// RankFromMPI reads Open MPI's OMPI_COMM_WORLD_RANK, _SIZE and
+	// _LOCAL_RANK, else MPICH's and Intel MPI's PMI_RANK, PMI_SIZE and
+	// MPI_LOCALRANKID, else PMIx's PMIX_RANK (rank only).
+	RankFromMPI = detect.RankFromMPI
 )
 
 // WithRankFrom takes nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from
 // the variables of a launcher ([RankFromSlurm], [RankFromTorchrun],
-// [RankFromK8sIndex]) as caller attributes (integers, strict rule); those of
+// [RankFromK8sIndex], [RankFromMPI]) as caller attributes (integers, strict rule); those of
 // [WithResourceAttributes] win over them. A variable that is missing or not
 // an integer gives no attribute and a warning. This is opt-in and never the
 // default: the Python reference never reads RANK or SLURM_PROCID, so a

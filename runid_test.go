@@ -36,6 +36,24 @@ var runIDCases = []struct {
 	{"torchelastic-default-none", environ.Map{"TORCHELASTIC_RUN_ID": "none"}, ""},
 	{"empty-torchelastic", environ.Map{"TORCHELASTIC_RUN_ID": ""}, ""},
 	{"nothing", environ.Map{}, ""},
+	// MPI (docs/compatibility.md#divergence-mpi): what Open MPI 4.1.4's
+	// mpirun gives each rank, and the order of the launcher ids.
+	{"openmpi", environ.Map{"PMIX_NAMESPACE": "445054977", "OMPI_MCA_ess_base_jobid": "445054977", "OMPI_COMM_WORLD_RANK": "1", "PMIX_RANK": "1"}, "445054977"},
+	{"pmix-beats-ompi-jobid", environ.Map{"PMIX_NAMESPACE": "ns-1", "OMPI_MCA_ess_base_jobid": "7"}, "ns-1"},
+	{"ompi-jobid", environ.Map{"PMIX_NAMESPACE": "", "OMPI_MCA_ess_base_jobid": "7"}, "7"},
+	{"torchelastic-beats-pmix", environ.Map{"TORCHELASTIC_RUN_ID": "rdzv-1", "PMIX_NAMESPACE": "ns-1"}, "rdzv-1"},
+	{"torchelastic-none-then-pmix", environ.Map{"TORCHELASTIC_RUN_ID": "none", "PMIX_NAMESPACE": "ns-1"}, "ns-1"},
+	{"slurm-beats-pmix", environ.Map{"SLURM_JOB_ID": "42", "PMIX_NAMESPACE": "slurm.pmix.42.0"}, "42"},
+	{"configured-beats-pmix", environ.Map{"NEMO_LENS_RUN_ID": "run-a", "PMIX_NAMESPACE": "ns-1"}, "run-a"},
+	// A random id a parent drew and handed down, marked
+	// (docs/resource.md#run-id-launcher): a launcher id outranks it.
+	{"drawn-yields-to-torchelastic", environ.Map{"NEMO_LENS_RUN_ID": "d1", "NEMO_LENS_RUN_ID_DRAWN": "d1", "TORCHELASTIC_RUN_ID": "JOBX"}, "JOBX"},
+	{"drawn-yields-to-pmix", environ.Map{"NEMO_LENS_RUN_ID": "d1", "NEMO_LENS_RUN_ID_DRAWN": "d1", "PMIX_NAMESPACE": "ns-1"}, "ns-1"},
+	{"drawn-yields-to-slurm", environ.Map{"NEMO_LENS_RUN_ID": "d1", "NEMO_LENS_RUN_ID_DRAWN": "d1", "SLURM_JOB_ID": "42"}, "42"},
+	{"drawn-trimmed", environ.Map{"NEMO_LENS_RUN_ID": " d1\t", "NEMO_LENS_RUN_ID_DRAWN": "d1\n", "TORCHELASTIC_RUN_ID": "JOBX"}, "JOBX"},
+	{"drawn-kept-without-launcher", environ.Map{"NEMO_LENS_RUN_ID": "d1", "NEMO_LENS_RUN_ID_DRAWN": "d1", "TORCHELASTIC_RUN_ID": "none"}, "d1"},
+	{"marker-of-another-id-is-ignored", environ.Map{"NEMO_LENS_RUN_ID": "abc", "NEMO_LENS_RUN_ID_DRAWN": "d1", "TORCHELASTIC_RUN_ID": "JOBX"}, "abc"},
+	{"empty-marker-is-ignored", environ.Map{"NEMO_LENS_RUN_ID": "abc", "NEMO_LENS_RUN_ID_DRAWN": "", "TORCHELASTIC_RUN_ID": "JOBX"}, "abc"},
 }
 
 // resourceOptions keep detection off the machine: a fixed host name, no

@@ -90,8 +90,11 @@ func WithPropagator(p propagation.TextMapPropagator) ChildOption {
 //     holds no non-empty one, so that every process of the run reports the
 //     same nemo.run.id and service.instance.id prefix, Go and Python alike:
 //     the run id of this process's enabled lens.Setup, else its
-//     NEMO_LENS_RUN_ID, else SLURM_JOB_ID, TORCHELASTIC_RUN_ID or a random
-//     id drawn once per process (lens.NewRunID);
+//     NEMO_LENS_RUN_ID, else SLURM_JOB_ID, TORCHELASTIC_RUN_ID, an MPI
+//     job's id or a random id drawn once per process (lens.NewRunID); a
+//     random id goes with NEMO_LENS_RUN_ID_DRAWN, the same value, so that a
+//     launcher's id below outranks it, and an inherited random id that a
+//     launcher's id outranks is replaced (docs/resource.md#run-id-launcher);
 //   - the trace context of ctx, when ctx holds a valid span context, written
 //     by the propagator as environment variables (TRACEPARENT, TRACESTATE,
 //     BAGGAGE: the OpenTelemetry environment-variable carrier convention,
@@ -133,7 +136,7 @@ func ChildEnv(ctx context.Context, overrides *attr.Map, opts ...ChildOption) ([]
 	out := make([]string, 0, len(list)+4)
 	var runID, runIDEntry string
 	for _, kv := range list {
-		if strings.HasPrefix(kv, prefix) {
+		if strings.HasPrefix(kv, prefix) || strings.HasPrefix(kv, process.DrawnRunIDEnv+"=") {
 			continue
 		}
 		if v, ok := strings.CutPrefix(kv, process.RunIDEnv+"="); ok {
@@ -142,11 +145,18 @@ func ChildEnv(ctx context.Context, overrides *attr.Map, opts ...ChildOption) ([]
 		}
 		out = append(out, kv)
 	}
-	if runID == "" {
-		runID = process.RunID(environ.FromList(list), pytext.TrimSpace)
+	// An inherited run id is kept unless it is one drawn at random that a
+	// launcher's id outranks (docs/resource.md#run-id-launcher); a drawn
+	// one is handed down marked as such.
+	inherited := listEnv(list)
+	if process.Configured(inherited, runID, pytext.TrimSpace) == "" {
+		runID = process.RunID(inherited, pytext.TrimSpace)
 		runIDEntry = process.RunIDEnv + "=" + runID
 	}
 	out = append(out, runIDEntry)
+	if process.Drawn(inherited, runID, pytext.TrimSpace) {
+		out = append(out, process.DrawnRunIDEnv+"="+runID)
+	}
 
 	composed := Compose(Parse(current), c.defaults, overrides)
 	distinctInstance(composed, runID)
@@ -218,3 +228,8 @@ func childInstanceID(m *attr.Map, runID string) (string, bool) {
 	text, _ := rank.Text()
 	return runID + "-rank" + text, true
 }
+
+// listEnv looks variables up in an environment list (the last entry wins).
+type listEnv []string
+
+func (l listEnv) LookupEnv(key string) (string, bool) { return environ.Last(l, key) }

@@ -342,3 +342,55 @@ func TestHelperProcess(t *testing.T) {
 	}
 	fmt.Printf("carrier=%q parsed=%v run=%q\n", v, carrier.Get(nil), os.Getenv("NEMO_LENS_RUN_ID"))
 }
+
+// TestChildEnvDrawnRunID pins docs/resource.md#run-id-launcher: a random run
+// id goes down marked with NEMO_LENS_RUN_ID_DRAWN, an inherited marked one
+// is kept (and stays marked) unless a launcher id outranks it, and a marker
+// that does not hold the run id handed down is dropped.
+func TestChildEnvDrawnRunID(t *testing.T) {
+	t.Parallel()
+	const drawnPrefix = "NEMO_LENS_RUN_ID_DRAWN="
+	r := process.RandomRunID()
+	tests := []struct {
+		name    string
+		environ []string
+		want    []string
+	}{{
+		name:    "this process's random id, marked",
+		environ: []string{"PATH=/bin"},
+		want:    []string{"PATH=/bin", runIDPrefix + r, drawnPrefix + r, carrierPrefix},
+	}, {
+		name:    "an inherited marked id without a launcher id: kept, still marked",
+		environ: []string{drawnPrefix + "d1", "PATH=/bin", runIDPrefix + "d1"},
+		want:    []string{"PATH=/bin", runIDPrefix + "d1", drawnPrefix + "d1", carrierPrefix},
+	}, {
+		name:    "an inherited marked id yields to TORCHELASTIC_RUN_ID, unmarked",
+		environ: []string{runIDPrefix + "d1", drawnPrefix + "d1", "TORCHELASTIC_RUN_ID=JOBX"},
+		want:    []string{"TORCHELASTIC_RUN_ID=JOBX", runIDPrefix + "JOBX", carrierPrefix},
+	}, {
+		name:    "an inherited marked id yields to an MPI job id",
+		environ: []string{runIDPrefix + "d1", drawnPrefix + "d1", "PMIX_NAMESPACE=445054977"},
+		want:    []string{"PMIX_NAMESPACE=445054977", runIDPrefix + "445054977", carrierPrefix},
+	}, {
+		name:    "a user's id is never outranked; a stale marker is dropped",
+		environ: []string{runIDPrefix + "abc", drawnPrefix + "d1", "TORCHELASTIC_RUN_ID=JOBX"},
+		want:    []string{runIDPrefix + "abc", "TORCHELASTIC_RUN_ID=JOBX", carrierPrefix},
+	}, {
+		name:    "a launcher id is not marked",
+		environ: []string{"SLURM_JOB_ID=42"},
+		want:    []string{"SLURM_JOB_ID=42", runIDPrefix + "42", carrierPrefix},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := carrier.ChildEnv(context.Background(), nil, carrier.WithEnviron(tt.environ))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The order of the entries is TestChildEnv's to pin.
+			if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(tt.want))) {
+				t.Errorf("ChildEnv =\n %q\nwant\n %q", got, tt.want)
+			}
+		})
+	}
+}

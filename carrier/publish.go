@@ -54,6 +54,11 @@ type Publication struct {
 	runID     bool
 	prevRunID string
 	hadRunID  bool
+	// drawn is set when it also set NEMO_LENS_RUN_ID_DRAWN (which was
+	// absent, or present with prevDrawn, when hadDrawn).
+	drawn     bool
+	prevDrawn string
+	hadDrawn  bool
 	outer     bool // holds the semaphore
 	ended     bool
 	parent    *Publication
@@ -71,8 +76,10 @@ type Publication struct {
 // parent.
 //
 // Begin installs only the given map; to keep the current values, compose
-// first (Extend(Get(env)...)). When env holds no non-empty NEMO_LENS_RUN_ID,
-// Begin also sets it to this process's run id (see [ChildEnv]) for the
+// first (Extend(Get(env)...)). When env holds no non-empty NEMO_LENS_RUN_ID
+// (or a random one a launcher's id outranks), Begin also sets it, and
+// NEMO_LENS_RUN_ID_DRAWN when it is random, to this process's run id (see
+// [ChildEnv]) for the
 // duration of the publication, so that the children started meanwhile join
 // this process's run; End restores it too.
 func Begin(ctx context.Context, env environ.Env, attrs *attr.Map) (context.Context, *Publication, []Dropped, error) {
@@ -150,15 +157,26 @@ func (p *Publication) End() error {
 	return errors.Join(errs...)
 }
 
-// setRunID sets NEMO_LENS_RUN_ID when env has no non-empty one.
+// setRunID sets NEMO_LENS_RUN_ID when env has no non-empty one, or one
+// drawn at random that a launcher's id outranks, and marks a random one
+// with NEMO_LENS_RUN_ID_DRAWN (docs/resource.md#run-id-launcher).
 func (p *Publication) setRunID() error {
 	v, ok := p.env.LookupEnv(process.RunIDEnv)
-	if pytext.TrimSpace(v) != "" {
+	if process.Configured(p.env, pytext.TrimSpace(v), pytext.TrimSpace) != "" {
 		return nil
 	}
+	id := process.RunID(p.env, pytext.TrimSpace)
+	drawn := process.Drawn(p.env, id, pytext.TrimSpace)
 	p.runID, p.prevRunID, p.hadRunID = true, v, ok
-	if err := p.env.Setenv(process.RunIDEnv, process.RunID(p.env, pytext.TrimSpace)); err != nil {
+	if err := p.env.Setenv(process.RunIDEnv, id); err != nil {
 		return fmt.Errorf("carrier: set %s: %w", process.RunIDEnv, err)
+	}
+	if drawn {
+		d, had := p.env.LookupEnv(process.DrawnRunIDEnv)
+		p.drawn, p.prevDrawn, p.hadDrawn = true, d, had
+		if err := p.env.Setenv(process.DrawnRunIDEnv, id); err != nil {
+			return fmt.Errorf("carrier: set %s: %w", process.DrawnRunIDEnv, err)
+		}
 	}
 	return nil
 }
@@ -167,6 +185,9 @@ func (p *Publication) restore() error {
 	errs := []error{restoreVar(p.env, EnvVar, p.prev, p.had)}
 	if p.runID {
 		errs = append(errs, restoreVar(p.env, process.RunIDEnv, p.prevRunID, p.hadRunID))
+	}
+	if p.drawn {
+		errs = append(errs, restoreVar(p.env, process.DrawnRunIDEnv, p.prevDrawn, p.hadDrawn))
 	}
 	return errors.Join(errs...)
 }

@@ -20,6 +20,11 @@ const (
 	RankFromTorchrun = "torchrun"
 	// RankFromK8sIndex reads JOB_COMPLETION_INDEX (an Indexed Job; rank only).
 	RankFromK8sIndex = "k8s-index"
+	// RankFromMPI reads the variables of the first MPI launcher whose rank
+	// variable is set: Open MPI (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK),
+	// then MPICH/Hydra and Intel MPI (PMI_RANK, PMI_SIZE, MPI_LOCALRANKID),
+	// then PMIx (PMIX_RANK; rank only).
+	RankFromMPI = "mpi"
 )
 
 // rankVariables maps a launcher to its variables for nv.dl.rank,
@@ -28,10 +33,37 @@ var rankVariables = map[string][3]string{
 	RankFromSlurm:    {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
 	RankFromTorchrun: {"RANK", "WORLD_SIZE", "LOCAL_RANK"},
 	RankFromK8sIndex: {"JOB_COMPLETION_INDEX", "", ""},
+	RankFromMPI:      {}, // one of mpiRankSets
+}
+
+// mpiRankSets are the MPI launchers' variables, in the order in which
+// [RankFromMPI] looks for a set rank variable
+// (docs/detection.md#detect-ranks-mpi).
+var mpiRankSets = [...]struct {
+	launcher string
+	vars     [3]string
+}{
+	{"Open MPI", [3]string{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"}},
+	{"MPICH/Hydra, Intel MPI", [3]string{"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"}},
+	{"PMIx", [3]string{"PMIX_RANK", "", ""}},
+}
+
+// mpiVariables returns the variables of the MPI launcher whose rank
+// variable env sets (non-empty), in the order of mpiRankSets, and false when
+// none is set.
+func mpiVariables(env environ.Lookuper) (launcher string, vars [3]string, ok bool) {
+	for _, s := range mpiRankSets {
+		if _, set := environ.NonEmpty(env, s.vars[0]); set {
+			return s.launcher, s.vars, true
+		}
+	}
+	return "", [3]string{}, false
 }
 
 // RankSources lists the launchers [Ranks] accepts, in a fixed order.
-func RankSources() []string { return []string{RankFromSlurm, RankFromTorchrun, RankFromK8sIndex} }
+func RankSources() []string {
+	return []string{RankFromSlurm, RankFromTorchrun, RankFromK8sIndex, RankFromMPI}
+}
 
 // ValidRankFrom reports whether from names a launcher that [Ranks] accepts.
 func ValidRankFrom(from string) bool {
@@ -41,11 +73,14 @@ func ValidRankFrom(from string) bool {
 
 // Ranks reads nv.dl.rank, nv.dl.world_size and nv.dl.local_rank from the
 // variables of launcher from ([RankFromSlurm], [RankFromTorchrun],
-// [RankFromK8sIndex]) in env (nil: the live environment), following
+// [RankFromK8sIndex], [RankFromMPI]) in env (nil: the live environment), following
 // docs/detection.md#detect-ranks: integers by the strict integer rule; a
 // variable that is absent, empty or not an integer gives no attribute and one
-// warning; an unknown launcher gives no attribute and one warning. The
-// attributes come in the order rank, world size, local rank.
+// warning; an unknown launcher gives no attribute and one warning. For
+// [RankFromMPI] the variables are those of the first MPI launcher whose rank
+// variable is set (docs/detection.md#detect-ranks-mpi); when none is, there
+// is no attribute and one warning. The attributes come in the order rank,
+// world size, local rank.
 //
 // No detector calls it: the Python reference never reads these variables
 // (docs/compatibility.md#divergence-rank-from).
@@ -55,6 +90,15 @@ func Ranks(env environ.Lookuper, from string) (kvs []attribute.KeyValue, warning
 		return nil, []string{fmt.Sprintf("unknown rank source %q (want %s)", from, strings.Join(RankSources(), ", "))}
 	}
 	env = environ.Or(env)
+	label := from
+	if from == RankFromMPI {
+		var launcher string
+		if launcher, names, ok = mpiVariables(env); !ok {
+			return nil, []string{fmt.Sprintf("rank from %s: none of %s is set; %s, %s and %s not set", from,
+				mpiRankVariables(), lensconv.NVDLRank, lensconv.NVDLWorldSize, lensconv.NVDLLocalRank)}
+		}
+		label = from + " (" + launcher + ")"
+	}
 	keys := [3]string{lensconv.NVDLRank, lensconv.NVDLWorldSize, lensconv.NVDLLocalRank}
 	for i, name := range names {
 		if name == "" {
@@ -62,15 +106,24 @@ func Ranks(env environ.Lookuper, from string) (kvs []attribute.KeyValue, warning
 		}
 		raw, present := env.LookupEnv(name)
 		if !present || raw == "" {
-			warnings = append(warnings, fmt.Sprintf("rank from %s: %s is not set; %s not set", from, name, keys[i]))
+			warnings = append(warnings, fmt.Sprintf("rank from %s: %s is not set; %s not set", label, name, keys[i]))
 			continue
 		}
 		n, err := pytext.ParseInt(raw)
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("rank from %s: %s=%q is not a base-10 integer; %s not set", from, name, raw, keys[i]))
+			warnings = append(warnings, fmt.Sprintf("rank from %s: %s=%q is not a base-10 integer; %s not set", label, name, raw, keys[i]))
 			continue
 		}
 		kvs = append(kvs, attribute.Int64(keys[i], n))
 	}
 	return kvs, warnings
+}
+
+// mpiRankVariables lists the rank variables of mpiRankSets, in order.
+func mpiRankVariables() string {
+	names := make([]string, len(mpiRankSets))
+	for i, s := range mpiRankSets {
+		names[i] = s.vars[0]
+	}
+	return strings.Join(names, ", ")
 }

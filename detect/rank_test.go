@@ -1,6 +1,7 @@
 package detect_test
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -9,77 +10,135 @@ import (
 
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/pytext"
 )
 
+var rank, world, local = attribute.Key("nv.dl.rank"), attribute.Key("nv.dl.world_size"), attribute.Key("nv.dl.local_rank")
+
+// rankTests are the rows of TestRanks; they also seed FuzzRanks.
+var rankTests = []struct {
+	name     string
+	from     string
+	env      environ.Map
+	want     []attribute.KeyValue
+	warnings []string // substrings, one per expected warning
+}{
+	{
+		name: "slurm",
+		from: detect.RankFromSlurm,
+		env:  environ.Map{"SLURM_PROCID": "5", "SLURM_NTASKS": "16", "SLURM_LOCALID": "1", "RANK": "9", "WORLD_SIZE": "99"},
+		want: []attribute.KeyValue{rank.Int64(5), world.Int64(16), local.Int64(1)},
+	},
+	{
+		name: "torchrun",
+		from: detect.RankFromTorchrun,
+		env:  environ.Map{"RANK": "7", "WORLD_SIZE": "8", "LOCAL_RANK": "3", "SLURM_PROCID": "0"},
+		want: []attribute.KeyValue{rank.Int64(7), world.Int64(8), local.Int64(3)},
+	},
+	{
+		name: "k8s-index reads the rank only",
+		from: detect.RankFromK8sIndex,
+		env:  environ.Map{"JOB_COMPLETION_INDEX": "12", "WORLD_SIZE": "8", "LOCAL_RANK": "3"},
+		want: []attribute.KeyValue{rank.Int64(12)},
+	},
+	{
+		name: "strict integer rule: Python whitespace and a sign are accepted",
+		from: detect.RankFromTorchrun,
+		env:  environ.Map{"RANK": " +003\x1f", "WORLD_SIZE": "\u00a08\t", "LOCAL_RANK": "-0"},
+		want: []attribute.KeyValue{rank.Int64(3), world.Int64(8), local.Int64(0)},
+	},
+	{
+		name:     "strict integer rule: underscores, non-ASCII digits and int64 overflow are rejected",
+		from:     detect.RankFromTorchrun,
+		env:      environ.Map{"RANK": "1_0", "WORLD_SIZE": "\u0663", "LOCAL_RANK": "9223372036854775808"},
+		warnings: []string{`RANK="1_0" is not a base-10 integer; nv.dl.rank not set`, `WORLD_SIZE="٣" is not a base-10 integer`, `LOCAL_RANK="9223372036854775808" is not a base-10 integer`},
+	},
+	{
+		name:     "absent and empty variables warn, the rest is kept",
+		from:     detect.RankFromSlurm,
+		env:      environ.Map{"SLURM_NTASKS": "4", "SLURM_LOCALID": ""},
+		want:     []attribute.KeyValue{world.Int64(4)},
+		warnings: []string{"rank from slurm: SLURM_PROCID is not set; nv.dl.rank not set", "SLURM_LOCALID is not set; nv.dl.local_rank not set"},
+	},
+	{
+		name:     "k8s-index without an index",
+		from:     detect.RankFromK8sIndex,
+		env:      environ.Map{"RANK": "1"},
+		warnings: []string{"rank from k8s-index: JOB_COMPLETION_INDEX is not set"},
+	},
+	{
+		name:     "unknown launcher",
+		from:     "openmpi",
+		env:      environ.Map{"RANK": "1", "SLURM_PROCID": "1", "OMPI_COMM_WORLD_RANK": "1"},
+		warnings: []string{`unknown rank source "openmpi" (want slurm, torchrun, k8s-index, mpi)`},
+	},
+	// MPI (docs/detection.md#detect-ranks-mpi); the Open MPI rows are
+	// what Debian's Open MPI 4.1.4 mpirun -np 2 gives rank 1.
+	{
+		name: "mpi: Open MPI, with the PMIx rank it also sets",
+		from: detect.RankFromMPI,
+		env:  environ.Map{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": "1", "OMPI_COMM_WORLD_LOCAL_SIZE": "2", "PMIX_RANK": "1", "PMIX_NAMESPACE": "445054977"},
+		want: []attribute.KeyValue{rank.Int64(1), world.Int64(2), local.Int64(1)},
+	},
+	{
+		name: "mpi: Open MPI beats an outer launcher's PMI and PMIx variables",
+		from: detect.RankFromMPI,
+		env:  environ.Map{"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_LOCAL_RANK": "0", "PMI_RANK": "9", "PMI_SIZE": "10", "MPI_LOCALRANKID": "9", "PMIX_RANK": "8", "RANK": "7"},
+		want: []attribute.KeyValue{rank.Int64(3), world.Int64(4), local.Int64(0)},
+	},
+	{
+		name: "mpi: MPICH/Hydra and Intel MPI",
+		from: detect.RankFromMPI,
+		env:  environ.Map{"PMI_RANK": "5", "PMI_SIZE": "8", "MPI_LOCALRANKID": "1", "PMIX_RANK": "2"},
+		want: []attribute.KeyValue{rank.Int64(5), world.Int64(8), local.Int64(1)},
+	},
+	{
+		name:     "mpi: MPICH without a local rank",
+		from:     detect.RankFromMPI,
+		env:      environ.Map{"PMI_RANK": "5", "PMI_SIZE": "8"},
+		want:     []attribute.KeyValue{rank.Int64(5), world.Int64(8)},
+		warnings: []string{"rank from mpi (MPICH/Hydra, Intel MPI): MPI_LOCALRANKID is not set; nv.dl.local_rank not set"},
+	},
+	{
+		name: "mpi: PMIx alone (srun --mpi=pmix) gives the rank only",
+		from: detect.RankFromMPI,
+		env:  environ.Map{"PMIX_RANK": "6", "PMIX_NAMESPACE": "slurm.pmix.42.0", "SLURM_NTASKS": "8"},
+		want: []attribute.KeyValue{rank.Int64(6)},
+	},
+	{
+		name:     "mpi: an empty rank variable does not choose its launcher",
+		from:     detect.RankFromMPI,
+		env:      environ.Map{"OMPI_COMM_WORLD_RANK": "", "OMPI_COMM_WORLD_SIZE": "4", "PMI_RANK": "2", "PMI_SIZE": "3", "MPI_LOCALRANKID": "x"},
+		want:     []attribute.KeyValue{rank.Int64(2), world.Int64(3)},
+		warnings: []string{`rank from mpi (MPICH/Hydra, Intel MPI): MPI_LOCALRANKID="x" is not a base-10 integer; nv.dl.local_rank not set`},
+	},
+	{
+		name:     "mpi: an invalid rank chooses its launcher all the same",
+		from:     detect.RankFromMPI,
+		env:      environ.Map{"OMPI_COMM_WORLD_RANK": "1_0", "OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_LOCAL_RANK": "0", "PMI_RANK": "2"},
+		want:     []attribute.KeyValue{world.Int64(4), local.Int64(0)},
+		warnings: []string{`rank from mpi (Open MPI): OMPI_COMM_WORLD_RANK="1_0" is not a base-10 integer`},
+	},
+	{
+		name:     "mpi: no launcher",
+		from:     detect.RankFromMPI,
+		env:      environ.Map{"RANK": "1", "SLURM_PROCID": "1", "PMIX_NAMESPACE": "1"},
+		warnings: []string{"rank from mpi: none of OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK is set; nv.dl.rank, nv.dl.world_size and nv.dl.local_rank not set"},
+	},
+	{
+		name:     "launcher names are case-sensitive",
+		from:     "Slurm",
+		env:      environ.Map{"SLURM_PROCID": "1"},
+		warnings: []string{`unknown rank source "Slurm"`},
+	},
+}
+
 // TestRanks pins docs/detection.md#detect-ranks: each launcher's variables,
-// the strict integer rule, and one warning per missing or invalid variable.
+// the strict integer rule, one warning per missing or invalid variable, and
+// the MPI launchers' precedence.
 func TestRanks(t *testing.T) {
 	t.Parallel()
-	rank, world, local := attribute.Key("nv.dl.rank"), attribute.Key("nv.dl.world_size"), attribute.Key("nv.dl.local_rank")
-	tests := []struct {
-		name     string
-		from     string
-		env      environ.Map
-		want     []attribute.KeyValue
-		warnings []string // substrings, one per expected warning
-	}{
-		{
-			name: "slurm",
-			from: detect.RankFromSlurm,
-			env:  environ.Map{"SLURM_PROCID": "5", "SLURM_NTASKS": "16", "SLURM_LOCALID": "1", "RANK": "9", "WORLD_SIZE": "99"},
-			want: []attribute.KeyValue{rank.Int64(5), world.Int64(16), local.Int64(1)},
-		},
-		{
-			name: "torchrun",
-			from: detect.RankFromTorchrun,
-			env:  environ.Map{"RANK": "7", "WORLD_SIZE": "8", "LOCAL_RANK": "3", "SLURM_PROCID": "0"},
-			want: []attribute.KeyValue{rank.Int64(7), world.Int64(8), local.Int64(3)},
-		},
-		{
-			name: "k8s-index reads the rank only",
-			from: detect.RankFromK8sIndex,
-			env:  environ.Map{"JOB_COMPLETION_INDEX": "12", "WORLD_SIZE": "8", "LOCAL_RANK": "3"},
-			want: []attribute.KeyValue{rank.Int64(12)},
-		},
-		{
-			name: "strict integer rule: Python whitespace and a sign are accepted",
-			from: detect.RankFromTorchrun,
-			env:  environ.Map{"RANK": " +003\x1f", "WORLD_SIZE": "\u00a08\t", "LOCAL_RANK": "-0"},
-			want: []attribute.KeyValue{rank.Int64(3), world.Int64(8), local.Int64(0)},
-		},
-		{
-			name:     "strict integer rule: underscores, non-ASCII digits and int64 overflow are rejected",
-			from:     detect.RankFromTorchrun,
-			env:      environ.Map{"RANK": "1_0", "WORLD_SIZE": "\u0663", "LOCAL_RANK": "9223372036854775808"},
-			warnings: []string{`RANK="1_0" is not a base-10 integer; nv.dl.rank not set`, `WORLD_SIZE="٣" is not a base-10 integer`, `LOCAL_RANK="9223372036854775808" is not a base-10 integer`},
-		},
-		{
-			name:     "absent and empty variables warn, the rest is kept",
-			from:     detect.RankFromSlurm,
-			env:      environ.Map{"SLURM_NTASKS": "4", "SLURM_LOCALID": ""},
-			want:     []attribute.KeyValue{world.Int64(4)},
-			warnings: []string{"rank from slurm: SLURM_PROCID is not set; nv.dl.rank not set", "SLURM_LOCALID is not set; nv.dl.local_rank not set"},
-		},
-		{
-			name:     "k8s-index without an index",
-			from:     detect.RankFromK8sIndex,
-			env:      environ.Map{"RANK": "1"},
-			warnings: []string{"rank from k8s-index: JOB_COMPLETION_INDEX is not set"},
-		},
-		{
-			name:     "unknown launcher",
-			from:     "mpi",
-			env:      environ.Map{"RANK": "1", "SLURM_PROCID": "1"},
-			warnings: []string{`unknown rank source "mpi" (want slurm, torchrun, k8s-index)`},
-		},
-		{
-			name:     "launcher names are case-sensitive",
-			from:     "Slurm",
-			env:      environ.Map{"SLURM_PROCID": "1"},
-			warnings: []string{`unknown rank source "Slurm"`},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range rankTests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			got, warnings := detect.Ranks(tt.env, tt.from)
@@ -100,7 +159,7 @@ func TestRanks(t *testing.T) {
 
 func TestRankSources(t *testing.T) {
 	t.Parallel()
-	want := []string{"slurm", "torchrun", "k8s-index"}
+	want := []string{"slurm", "torchrun", "k8s-index", "mpi"}
 	if got := detect.RankSources(); !slices.Equal(got, want) {
 		t.Errorf("RankSources() = %q, want %q", got, want)
 	}
@@ -109,9 +168,89 @@ func TestRankSources(t *testing.T) {
 			t.Errorf("ValidRankFrom(%q) = false", from)
 		}
 	}
-	for _, from := range []string{"", "SLURM", "torch", "k8s", "k8s_index", " slurm"} {
+	for _, from := range []string{"", "SLURM", "torch", "k8s", "k8s_index", " slurm", "MPI", "openmpi"} {
 		if detect.ValidRankFrom(from) {
 			t.Errorf("ValidRankFrom(%q) = true", from)
 		}
 	}
+}
+
+// rankOracle is docs/detection.md#detect-ranks written out again: each
+// launcher's variables for rank, world size and local rank, the MPI
+// launchers in their order.
+var rankOracle = map[string][][3]string{
+	"slurm":     {{"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"}},
+	"torchrun":  {{"RANK", "WORLD_SIZE", "LOCAL_RANK"}},
+	"k8s-index": {{"JOB_COMPLETION_INDEX"}},
+	"mpi": {
+		{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+		{"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
+		{"PMIX_RANK"},
+	},
+}
+
+// FuzzRanks checks detect.Ranks against rankOracle for any launcher name
+// and environment (NUL-separated NAME=VALUE entries), seeded with
+// TestRanks's rows: an attribute for each of the chosen launcher's
+// variables that holds an integer (pytext.ParseInt), in order, and a
+// warning naming each of the others; one warning and nothing else for an
+// unknown launcher or an MPI environment without a rank variable.
+func FuzzRanks(f *testing.F) {
+	for _, tt := range rankTests {
+		var entries []string
+		for _, k := range slices.Sorted(maps.Keys(tt.env)) {
+			entries = append(entries, k+"="+tt.env[k])
+		}
+		f.Add(tt.from, strings.Join(entries, "\x00"))
+	}
+	keys := [3]attribute.Key{rank, world, local}
+	f.Fuzz(func(t *testing.T, from, text string) {
+		env := environ.FromList(strings.Split(text, "\x00"))
+		got, warnings := detect.Ranks(env, from)
+		sets, known := rankOracle[from]
+		if !known {
+			if len(got) != 0 || len(warnings) != 1 || !strings.Contains(warnings[0], "unknown rank source") {
+				t.Fatalf("Ranks(%q) = %v, %q; want nothing and one warning", from, got, warnings)
+			}
+			return
+		}
+		var vars [3]string
+		chosen := false
+		for _, s := range sets {
+			if v, _ := env.LookupEnv(s[0]); v != "" || len(sets) == 1 {
+				vars, chosen = s, true
+				break
+			}
+		}
+		if !chosen {
+			if len(got) != 0 || len(warnings) != 1 || !strings.Contains(warnings[0], "none of") {
+				t.Fatalf("Ranks(%q) = %v, %q; want nothing and one warning", from, got, warnings)
+			}
+			return
+		}
+		var want []attribute.KeyValue
+		var wantWarned []string
+		for i, name := range vars {
+			if name == "" {
+				continue
+			}
+			v, _ := env.LookupEnv(name)
+			if n, err := pytext.ParseInt(v); v != "" && err == nil {
+				want = append(want, keys[i].Int64(n))
+			} else {
+				wantWarned = append(wantWarned, name)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("Ranks(%q, %q) = %v, want %v", from, text, got, want)
+		}
+		if len(warnings) != len(wantWarned) {
+			t.Fatalf("Ranks(%q, %q) warnings = %q, want one for each of %q", from, text, warnings, wantWarned)
+		}
+		for i, name := range wantWarned {
+			if !strings.Contains(warnings[i], name) {
+				t.Fatalf("warning %d = %q, want it to name %s", i, warnings[i], name)
+			}
+		}
+	})
 }

@@ -99,7 +99,19 @@ func JobUUID(env environ.Lookuper) string {
 // ignored in this mode. Values are neither trimmed nor validated ("01" and
 // "1" give different names).
 func RunUUIDName(env environ.Lookuper, runID string) (string, bool) {
-	env = environ.Or(env)
+	base, te, hasTE, ok := runUUIDParts(environ.Or(env), runID)
+	if !ok {
+		return "", false
+	}
+	if hasTE {
+		return base + "/te" + te, true
+	}
+	return base, true
+}
+
+// runUUIDParts returns the parts of [RunUUIDName]: the name up to its "/te"
+// part, and the value of that part when the name has one.
+func runUUIDParts(env environ.Lookuper, runID string) (base, te string, hasTE, ok bool) {
 	_, hasJob := environ.NonEmpty(env, envSlurmJobID)
 	_, hasArrayJob := environ.NonEmpty(env, envSlurmArrayJobID)
 	if !hasJob && !hasArrayJob {
@@ -107,19 +119,17 @@ func RunUUIDName(env environ.Lookuper, runID string) (string, bool) {
 		if lr == "" {
 			var ok bool
 			if lr, ok = environ.NonEmpty(env, envTorchelasticRunID); !ok {
-				return "", false
+				return "", "", false, false
 			}
 		}
-		return "nemo.lens.run/local/" + lr + "/te" + environ.NonEmptyOr(env, envTorchelasticRestarts, "0"), true
+		return "nemo.lens.run/local/" + lr, environ.NonEmptyOr(env, envTorchelasticRestarts, "0"), true, true
 	}
-	name := "nemo.lens.run/" + environ.NonEmptyOr(env, envSlurmClusterName, "nocluster") + "/" + jobKey(env)
+	base = "nemo.lens.run/" + environ.NonEmptyOr(env, envSlurmClusterName, "nocluster") + "/" + jobKey(env)
 	if _, array := env.LookupEnv(envSlurmArrayTaskID); !array {
-		name += "/sr" + environ.NonEmptyOr(env, envSlurmRestartCount, "0")
+		base += "/sr" + environ.NonEmptyOr(env, envSlurmRestartCount, "0")
 	}
-	if te, ok := env.LookupEnv(envTorchelasticRestarts); ok {
-		name += "/te" + te
-	}
-	return name, true
+	te, hasTE = env.LookupEnv(envTorchelasticRestarts)
+	return base, te, hasTE, true
 }
 
 // RunUUID returns nv.dl.run.uuid (docs/detection.md#run-uuid): the

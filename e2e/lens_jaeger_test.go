@@ -134,6 +134,7 @@ var controlledPrefixes = []string{
 	"OTEL_", "NEMO_LENS_", "WANDB_", "LENS_WORKER_",
 	"SLURM_", "SLURMD_", "SBATCH_", "SALLOC_", "SRUN_",
 	"TORCHELASTIC_", "NV_LAUNCH_", "LENS_SLURM_", "K8S_", "LENS_TASKPROLOG",
+	"OMPI_", "PMIX_", "PMI_", "NVRX_",
 }
 
 var controlledNames = []string{
@@ -141,6 +142,7 @@ var controlledNames = []string{
 	"KUBERNETES_SERVICE_HOST", "LENS",
 	// the launcher variables lens exec --rank-from and lens.WithRankFrom read
 	"RANK", "WORLD_SIZE", "LOCAL_RANK", "JOB_COMPLETION_INDEX",
+	"MPI_LOCALRANKID", "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK",
 }
 
 // lensEnv returns base without the controlled variables (SLURM_CONF is

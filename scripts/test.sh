@@ -448,6 +448,12 @@ stage_e2e() {
 		echo "WARNING: not root: the Slurm tests need root (scripts/slurm-up.sh installs packages and starts daemons)"
 	fi
 	echo "Slurm: scripts/slurm-up.sh installs Debian's munge, slurmctld, slurmd and slurm-client as root when missing (they stay installed)"
+	# The real launchers (e2e/mpirun_test.go, e2e/torchrun*_test.go): Open
+	# MPI and torchrun, installed when missing (python3-torch: a few minutes
+	# on a fresh machine, see docs/testing.md).
+	if [[ $(id -u) == 0 ]]; then
+		run "$root/scripts/launchers-up.sh" "$logdir/launchers-apt.log" || return 1
+	fi
 	local -a pkgs failed=()
 	mapfile -t pkgs < <(go -C e2e list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./... | sed '/^$/d')
 	# One package per go test run: with several packages go test buffers each

@@ -19,7 +19,7 @@
 //	lens uuid run [--run-id ID] [--name]
 //	lens env --stage sbatch|task [--container-image IMAGE]
 //	lens taskprolog [--policy FILE]      (also: any name with "taskprolog")
-//	lens exec [--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index]
+//	lens exec [--attr KEY=VALUE]... [--role ROLE] [--rank-from slurm|torchrun|k8s-index|mpi]
 //	          [--signals auto|relay|direct|aside] [--command-args] [--flush-timeout D]
 //	          [--] COMMAND [ARG...]
 //	lens emit-spans [--service NAME] [--flush-timeout D] --span NAME,START,END[,PARENT]...

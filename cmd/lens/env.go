@@ -80,7 +80,7 @@ func (a *app) attemptTraceparent() string {
 		return ""
 	}
 	runID, _ := a.env.LookupEnv(process.RunIDEnv)
-	attempt, ok := assembly.Attempt(a.env, pytext.TrimSpace(runID))
+	attempt, ok := assembly.Attempt(a.env, process.Configured(a.env, pytext.TrimSpace(runID), pytext.TrimSpace))
 	if !ok {
 		fmt.Fprintf(a.stderr, "lens env: %s\n", telemetry.NoAttemptWarning)
 		return ""

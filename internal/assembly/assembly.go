@@ -79,8 +79,9 @@ const (
 )
 
 // FillRunID fills an empty run id as an enabled Setup does: SLURM_JOB_ID,
-// else TORCHELASTIC_RUN_ID (unless torchrun's default "none"), else this
-// process's random run id (drawn once per process, so every Setup, Detector
+// else TORCHELASTIC_RUN_ID (unless torchrun's default "none"), else an MPI
+// job's PMIX_NAMESPACE or OMPI_MCA_ess_base_jobid, else this process's
+// random run id (drawn once per process, so every Setup, Detector
 // and child environment of the process agrees). It records the source in
 // explain.
 //
@@ -100,7 +101,7 @@ func (o *Options) FillRunID(cfg telemetry.Config) telemetry.Config {
 			"set NEMO_LENS_RUN_ID to the same value for all of them (a Kubernetes Job: its controller-uid; " +
 			"torchrun: --rdzv-id, which becomes TORCHELASTIC_RUN_ID)"
 	}
-	if source == process.SourceTorchelastic {
+	if source == process.SourceTorchelastic || source == process.SourcePMIx || source == process.SourceOpenMPI {
 		note += " (a divergence from the Python reference, which draws a random id here)"
 	}
 	if v, _ := environ.Or(env).LookupEnv(process.TorchelasticRunIDEnv); v == process.TorchrunDefaultRunID && source == process.SourceRandom {

@@ -8,12 +8,13 @@ import (
 )
 
 // Attempt returns the trace identity of the job attempt env describes
-// (docs/tracing.md#attempt-trace-id): the trace id of its nv.dl.run.uuid
-// (detect.RunUUID of env and runID, the configured run id — not one drawn
-// at random) and the previous attempt's (detect.PreviousRunUUID). It is
-// false when the environment gives no run identity.
+// (docs/tracing.md#attempt-trace-id): the trace id of its attempt UUID
+// (detect.AttemptUUID of env and runID, the configured run id — not one
+// drawn at random; its nv.dl.run.uuid but under NVRx and torchrun's dynamic
+// rendezvous) and the previous attempt's (detect.PreviousAttemptUUID). It
+// is false when the environment gives no run identity.
 func Attempt(env environ.Lookuper, runID string) (traceid.Attempt, bool) {
-	u, ok := detect.RunUUID(env, runID)
+	u, ok := detect.AttemptUUID(env, runID)
 	if !ok {
 		return traceid.Attempt{}, false
 	}
@@ -22,7 +23,7 @@ func Attempt(env environ.Lookuper, runID string) (traceid.Attempt, bool) {
 		return traceid.Attempt{}, false
 	}
 	a := traceid.Attempt{TraceID: tid}
-	if p, ok := detect.PreviousRunUUID(env, runID); ok {
+	if p, ok := detect.PreviousAttemptUUID(env, runID); ok {
 		a.Previous, _ = traceid.FromUUID(p)
 	}
 	return a, true

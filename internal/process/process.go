@@ -33,12 +33,24 @@ const (
 	// is not given --rdzv-id: every such job has it, so it identifies
 	// nothing.
 	TorchrunDefaultRunID = "none"
+	// PMIxNamespaceEnv is the PMIx namespace of an MPI job, shared by every
+	// rank of one mpirun (Open MPI) or one srun --mpi=pmix step.
+	PMIxNamespaceEnv = "PMIX_NAMESPACE"
+	// OpenMPIJobIDEnv is Open MPI's job id, shared by every rank of one
+	// mpirun (Open MPI 4 sets it equal to PMIX_NAMESPACE).
+	OpenMPIJobIDEnv = "OMPI_MCA_ess_base_jobid"
+	// DrawnRunIDEnv marks a NEMO_LENS_RUN_ID that a lens-go process drew at
+	// random and handed down: it holds the same value. A launcher's id
+	// outranks such a run id (docs/resource.md#run-id-launcher).
+	DrawnRunIDEnv = "NEMO_LENS_RUN_ID_DRAWN"
 )
 
 // Sources of a filled run id.
 const (
 	SourceSlurm        = "env " + SlurmJobIDEnv
 	SourceTorchelastic = "env " + TorchelasticRunIDEnv
+	SourcePMIx         = "env " + PMIxNamespaceEnv
+	SourceOpenMPI      = "env " + OpenMPIJobIDEnv
 	SourceRandom       = "random (drawn once per process)"
 )
 
@@ -77,18 +89,69 @@ var instanceUUID = sync.OnceValue(func() string {
 })
 
 // FillRunID returns the run id of a process whose configuration names none,
-// and its source: SLURM_JOB_ID when non-empty (the raw value, not the array
-// form); else TORCHELASTIC_RUN_ID when non-empty and not torchrun's default
-// "none"; else [RandomRunID].
+// and its source (docs/resource.md#run-id-fill-in-order): [LauncherRunID]
+// when a launcher gives one, else [RandomRunID].
 func FillRunID(env environ.Lookuper) (id, source string) {
-	env = environ.Or(env)
-	if v, ok := environ.NonEmpty(env, SlurmJobIDEnv); ok {
-		return v, SourceSlurm
-	}
-	if v, ok := environ.NonEmpty(env, TorchelasticRunIDEnv); ok && v != TorchrunDefaultRunID {
-		return v, SourceTorchelastic
+	if id, source, ok := LauncherRunID(env); ok {
+		return id, source
 	}
 	return RandomRunID(), SourceRandom
+}
+
+// LauncherRunID returns the id that a scheduler or launcher gives every
+// process of one job, and its source: SLURM_JOB_ID when non-empty (the raw
+// value, not the array form); else TORCHELASTIC_RUN_ID when non-empty and
+// not torchrun's default "none"; else PMIX_NAMESPACE, else
+// OMPI_MCA_ess_base_jobid, when non-empty. ok is false when there is none.
+func LauncherRunID(env environ.Lookuper) (id, source string, ok bool) {
+	env = environ.Or(env)
+	if v, ok := environ.NonEmpty(env, SlurmJobIDEnv); ok {
+		return v, SourceSlurm, true
+	}
+	if v, ok := environ.NonEmpty(env, TorchelasticRunIDEnv); ok && v != TorchrunDefaultRunID {
+		return v, SourceTorchelastic, true
+	}
+	if v, ok := environ.NonEmpty(env, PMIxNamespaceEnv); ok {
+		return v, SourcePMIx, true
+	}
+	if v, ok := environ.NonEmpty(env, OpenMPIJobIDEnv); ok {
+		return v, SourceOpenMPI, true
+	}
+	return "", "", false
+}
+
+// Configured returns the configured run id v (NEMO_LENS_RUN_ID, trimmed),
+// or "" when v is a run id that a lens-go process drew and handed down
+// (DrawnRunIDEnv holds the same value, trimmed with trim) and a launcher
+// gives env its own id, which then outranks it
+// (docs/resource.md#run-id-launcher).
+func Configured(env environ.Lookuper, v string, trim func(string) string) string {
+	if v == "" {
+		return ""
+	}
+	env = environ.Or(env)
+	if d, _ := env.LookupEnv(DrawnRunIDEnv); trim(d) != v {
+		return v
+	}
+	if _, _, ok := LauncherRunID(env); ok {
+		return ""
+	}
+	return v
+}
+
+// Drawn reports whether id, handed down to a child, is a run id drawn at
+// random: this process's [RandomRunID], or the drawn run id this process
+// inherited (DrawnRunIDEnv of env). The child then gets DrawnRunIDEnv=id
+// beside NEMO_LENS_RUN_ID=id.
+func Drawn(env environ.Lookuper, id string, trim func(string) string) bool {
+	if id == "" {
+		return false
+	}
+	if id == RandomRunID() {
+		return true
+	}
+	d, _ := environ.Or(env).LookupEnv(DrawnRunIDEnv)
+	return trim(d) == id
 }
 
 // Identity is what this process reports about itself: its run id and its
@@ -119,14 +182,15 @@ func CurrentIdentity() (Identity, bool) {
 
 // RunID returns the run id this process hands to its children: the run id
 // of the recorded identity; else NEMO_LENS_RUN_ID of env (trimmed with
-// trim) when not empty; else [FillRunID].
+// trim) when not empty and not outranked ([Configured]); else [FillRunID].
 func RunID(env environ.Lookuper, trim func(string) string) string {
 	if id, ok := CurrentIdentity(); ok && id.RunID != "" {
 		return id.RunID
 	}
 	env = environ.Or(env)
-	if v, _ := env.LookupEnv(RunIDEnv); trim(v) != "" {
-		return trim(v)
+	v, _ := env.LookupEnv(RunIDEnv)
+	if v := Configured(env, trim(v), trim); v != "" {
+		return v
 	}
 	id, _ := FillRunID(env)
 	return id

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/pytext"
 )
 
@@ -131,6 +132,9 @@ func FromEnv(env environ.Lookuper, prefix, fallbackPrefix string) (Config, error
 	text("SPAN_GROUPS", &cfg.SpanGroups)
 	text("EXPORTER", &cfg.Exporter)
 	text("RUN_ID", &cfg.RunID)
+	// A run id a lens-go parent drew and handed down yields to a launcher's
+	// (docs/resource.md#run-id-launcher).
+	cfg.RunID = process.Configured(env, cfg.RunID, pytext.TrimSpace)
 	text("USER_ID", &cfg.User)
 
 	if v, _ := env.LookupEnv("OTEL_SERVICE_NAME"); pytext.TrimSpace(v) != "" {

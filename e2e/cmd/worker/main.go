@@ -95,7 +95,7 @@ func main() {
 	flag.StringVar(&o.label, "label", envOr("LENS_WORKER_LABEL", ""), "record file `label` (default $LENS_WORKER_LABEL, else the mode)")
 	flag.StringVar(&o.childLabel, "child-label", "", "parent: record `label` of the children (default \"child\")")
 	flag.StringVar(&o.rankEnv, "rank-env", "", "worker: add nv.dl.rank = the integer in `VAR` as a caller attribute")
-	flag.StringVar(&o.rankFrom, "rank-from", "", "worker: lens.WithRankFrom(`launcher`): slurm, torchrun or k8s-index")
+	flag.StringVar(&o.rankFrom, "rank-from", "", "worker: lens.WithRankFrom(`launcher`): slurm, torchrun, k8s-index or mpi")
 	flag.IntVar(&o.exit, "exit", 0, "worker: exit `status` after exporting")
 	flag.IntVar(&o.ranks, "ranks", 2, "parent, launcher: number of worker children")
 	flag.StringVar(&o.lens, "lens", "", "launcher: also run one worker under `PATH` exec --attr nv.dl.rank=<ranks>")
