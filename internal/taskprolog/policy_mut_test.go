@@ -10,9 +10,10 @@ import (
 // TestParsePolicyGoesOnAfterAFault: each faulty line is reported, the lines
 // after it still are (every fault, with its line number), and a valid log
 // line after a faulty one still sets Log, where lens taskprolog reports the
-// faults. Kills the mutants of scripts/mutation.sh that stop the parse at
-// the first fault (break for continue) and the one that lets a value
-// starting with NUL through (docs/testing.md#mutation).
+// faults (docs/testing.md#mutation). Kills two mutants of
+// internal/taskprolog/policy.go: the continue after a NUL in a value as
+// break (the rest of the file was not read), and `IndexByte(value, 0) >= 0`
+// as `> 0` (a value starting with NUL was taken).
 func TestParsePolicyGoesOnAfterAFault(t *testing.T) {
 	t.Parallel()
 	rows := []struct {
@@ -52,5 +53,19 @@ func TestParsePolicyGoesOnAfterAFault(t *testing.T) {
 				t.Errorf("policy %+v, want only Log %q", p, r.log)
 			}
 		})
+	}
+}
+
+// TestParsePolicyReadsPastComments: blank and comment lines are skipped,
+// and the lines after them are read (internal/taskprolog/policy.go, the
+// continue after a blank or comment line as break ignored the rest of the
+// file).
+func TestParsePolicyReadsPastComments(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"# ranks\nranks = slurm\n", "\nranks = slurm\n", "  \t\r\nranks = slurm\n"} {
+		p, err := taskprolog.ParsePolicy("p.conf", []byte(text))
+		if err != nil || p.Ranks != taskprolog.RanksSlurm {
+			t.Errorf("ParsePolicy(%q) = %+v, %v; want ranks = slurm", text, p, err)
+		}
 	}
 }
