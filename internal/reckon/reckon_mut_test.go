@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 // syntaxErrors unwraps Parse's error into its *SyntaxErrors.
@@ -134,6 +136,61 @@ func TestGroupRecordsOfOneJobAgree(t *testing.T) {
 	} {
 		if got := classify(parseGroup(out, false)); got != "inconsistent" {
 			t.Errorf("records disagreeing on the %s: %s, want inconsistent", name, got)
+		}
+	}
+}
+
+// planSpan is the span named name of the one attempt of out's one job.
+func planSpan(t *testing.T, out string, sluid bool, name string) (Plan, Span) {
+	t.Helper()
+	jobs, err := parseGroup(out, sluid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := Plans(jobs, Options{})
+	if err != nil || len(plans) != 1 {
+		t.Fatalf("Plans = %d plans, %v; want 1", len(plans), err)
+	}
+	for _, s := range plans[0].Spans {
+		if s.Name == name {
+			return plans[0], s
+		}
+	}
+	t.Fatalf("no span %s in %+v", name, plans[0].Spans)
+	return Plan{}, Span{}
+}
+
+// TestPlansAttributesByKind: the array ids are on the spans of an array
+// task only, the SLUID only when accounting has one, the step id only on
+// step records; the attempt anchor is for jobs outside arrays only
+// (spans.go: `j.ArrayJobID != ""` as ==, `a.SLUID != ""` as ==,
+// `r.Kind != KindAllocation` as ==, `j.ArrayJobID == ""` as !=).
+func TestPlansAttributesByKind(t *testing.T) {
+	t.Parallel()
+	const end = "2026-12-01T10:00:09"
+	plain := row("9", "9", "a", "COMPLETED", end, "4") + row("9.0", "9.0", "x", "COMPLETED", end, "4")
+	p, alloc := planSpan(t, plain, false, SpanRecordPrefix+"allocation")
+	_, step := planSpan(t, plain, false, SpanRecordPrefix+"step")
+	if !p.Anchor.IsValid() {
+		t.Error("job outside an array: no attempt anchor")
+	}
+	for _, key := range []string{lensconv.SlurmArrayJobID, lensconv.SlurmArrayTaskID, lensconv.SlurmSLUID, AttrStepID} {
+		if v := attrOf(alloc.Attributes, key); v != "" {
+			t.Errorf("allocation record of a plain job: %s = %q", key, v)
+		}
+	}
+	if v := attrOf(step.Attributes, AttrStepID); v != "0" {
+		t.Errorf("step record: %s = %q, want 0", AttrStepID, v)
+	}
+
+	array := strings.ReplaceAll(row("9_3", "11", "a", "COMPLETED", end, "4"), "\n", "|S-1\n")
+	p, alloc = planSpan(t, array, true, SpanRecordPrefix+"allocation")
+	if p.Anchor.IsValid() {
+		t.Error("array task: an attempt anchor")
+	}
+	for key, want := range map[string]string{lensconv.SlurmArrayJobID: "9", lensconv.SlurmArrayTaskID: "3", lensconv.SlurmSLUID: "S-1"} {
+		if v := attrOf(alloc.Attributes, key); v != want {
+			t.Errorf("allocation record of an array task: %s = %q, want %q", key, v, want)
 		}
 	}
 }
