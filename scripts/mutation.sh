@@ -29,6 +29,8 @@
 #   MUTATION_MIN            fail when a package's kill rate is below this
 #                           percentage (default 0: report only)
 #   MUTATION_SURVIVORS=0    do not list the surviving mutants
+#   MUTATION_DRY_RUN=1      only count the mutants (coverage runs, no mutant
+#                           is tested)
 # Results: .bin/mutation/<package>.json (gremlins' report) and .log, and
 # .bin/mutation/summary.txt (the table).
 set -euo pipefail
@@ -45,6 +47,7 @@ goal=(completed internal/reckon internal/supervise internal/taskprolog internal/
 # negation, ++/--, unary minus) and the ones that look like real bugs in this
 # code (&& for ||, break for continue, += for -=).
 operators=(--invert-logical --invert-loopctrl --invert-assignments)
+[[ ${MUTATION_DRY_RUN:-} != 1 ]] || operators+=(--dry-run)
 
 # Packages gremlins cannot mutate, and why.
 declare -A cannot=(
