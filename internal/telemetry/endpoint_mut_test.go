@@ -1,6 +1,9 @@
 package telemetry
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // TestEndpointURL: a HOST:PORT gRPC target becomes an http:// (insecure)
 // or https:// URL, a target with one of gRPC's schemes has none
@@ -22,6 +25,30 @@ func TestEndpointURL(t *testing.T) {
 	} {
 		if got, ok := tc.s.EndpointURL(); got != tc.want || ok != tc.ok {
 			t.Errorf("EndpointURL(%+v) = %q, %v; want %q, %v", tc.s, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestValidPort: ports 1 to 65535 are valid, 0 and 65536 are not
+// (endpoint.go, validPort: `n > 0` as >=, `n < 1<<16` as <=, and the first
+// && as ||, which took 0 and negative ports).
+func TestValidPort(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string]bool{"1": true, "4317": true, "65535": true, "0": false, "-1": false, "65536": false, "x": false, "": false} {
+		if got := validPort(p); got != want {
+			t.Errorf("validPort(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// TestGRPCEndpointNeedsAHost: a gRPC HOST:PORT without a host is an
+// invalid endpoint (endpoint.go, `serr != nil || host == ""` as && took
+// ":4317").
+func TestGRPCEndpointNeedsAHost(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{":4317", " :4317 "} {
+		if target, _, err := grpcEndpoint(raw, true); !errors.Is(err, ErrInvalidEndpoint) || target != DefaultGRPCEndpoint {
+			t.Errorf("grpcEndpoint(%q) = %q, %v; want ErrInvalidEndpoint and the default", raw, target, err)
 		}
 	}
 }
