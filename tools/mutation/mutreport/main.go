@@ -8,7 +8,10 @@
 //	mutreport [-survivors] [-min PERCENT] [-root DIR] DIR=REPORT.json...
 //
 // DIR is the package's directory relative to the module root (the directory
-// gremlins was run on; the file names in its report are relative to it). The
+// gremlins was run on; the file names in its report are relative to it).
+// REPORT may also be gremlins' output (a file whose name ends in .log): the
+// figures of a run stopped before its end (scripts/mutation.sh's bound),
+// from the line it prints per mutant tested; the row is marked partial. The
 // kill rate is killed / (killed + survived); mutants that timed out, that no
 // test covers and that do not compile are counted in their own columns and
 // left out of the rate. -survivors lists every surviving mutant with its
@@ -27,22 +30,28 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
 // report is the part of gremlins' JSON output (internal/report/internal in
 // github.com/go-gremlins/gremlins v0.6.0) that the table needs.
 type report struct {
-	Files []struct {
-		Name      string `json:"file_name"`
-		Mutations []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
-			Line   int    `json:"line"`
-			Column int    `json:"column"`
-		} `json:"mutations"`
-	} `json:"files"`
+	Files []reportFile `json:"files"`
+}
+
+type reportFile struct {
+	Name      string     `json:"file_name"`
+	Mutations []mutation `json:"mutations"`
+}
+
+type mutation struct {
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
 }
 
 // counts is one row of the table.
@@ -135,6 +144,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// mutantLine is the line gremlins prints per mutant, as "  KILLED
+// CONDITIONALS_BOUNDARY at file.go:12:5".
+var mutantLine = regexp.MustCompile(`^\s*(KILLED|LIVED|TIMED OUT|NOT COVERED|NOT VIABLE|SKIPPED|RUNNABLE) ([A-Z_]+) at (.+):(\d+):(\d+)\s*$`)
+
+// fromLog rebuilds a report from gremlins' output.
+func fromLog(data []byte) report {
+	var r report
+	index := map[string]int{}
+	for _, line := range strings.Split(string(data), "\n") {
+		m := mutantLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		i, ok := index[m[3]]
+		if !ok {
+			i = len(r.Files)
+			index[m[3]] = i
+			r.Files = append(r.Files, reportFile{Name: m[3]})
+		}
+		ln, _ := strconv.Atoi(m[4])
+		col, _ := strconv.Atoi(m[5])
+		r.Files[i].Mutations = append(r.Files[i].Mutations, mutation{Type: m[2], Status: m[1], Line: ln, Column: col})
+	}
+	return r
+}
+
 // load reads one gremlins report of the package in dir.
 func load(dir, file string) (counts, []survivor, error) {
 	data, err := os.ReadFile(file)
@@ -142,10 +177,14 @@ func load(dir, file string) (counts, []survivor, error) {
 		return counts{}, nil, fmt.Errorf("report of %s: %w", dir, err)
 	}
 	var r report
-	if err := json.Unmarshal(data, &r); err != nil {
+	name := dir
+	if strings.HasSuffix(file, ".log") {
+		r = fromLog(data)
+		name += " (partial)"
+	} else if err := json.Unmarshal(data, &r); err != nil {
 		return counts{}, nil, fmt.Errorf("report of %s: %s: %w", dir, file, err)
 	}
-	c := counts{pkg: dir}
+	c := counts{pkg: name}
 	var lived []survivor
 	for _, f := range r.Files {
 		name := path.Join(dir, filepath.ToSlash(f.Name))
