@@ -2,7 +2,11 @@ package telemetry
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/collectortest"
 )
 
 // TestEndpointURL: a HOST:PORT gRPC target becomes an http:// (insecure)
@@ -50,5 +54,39 @@ func TestGRPCEndpointNeedsAHost(t *testing.T) {
 		if target, _, err := grpcEndpoint(raw, true); !errors.Is(err, ErrInvalidEndpoint) || target != DefaultGRPCEndpoint {
 			t.Errorf("grpcEndpoint(%q) = %q, %v; want ErrInvalidEndpoint and the default", raw, target, err)
 		}
+	}
+}
+
+// TestHTTPEndpointNamesTheScheme: a URL with a host and another scheme is
+// refused naming that scheme; text that is no URL with a host is "not a
+// URL" (endpoint.go, httpEndpoint: each of the four conditions of the
+// scheme reason negated).
+func TestHTTPEndpointNamesTheScheme(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		"ftp://collector:4318": `scheme "ftp"`,
+		"collector:4318":       "not a URL;",
+		"ftp:///v1/traces":     "not a URL;",
+	} {
+		_, err := httpEndpoint(raw, "traces", false)
+		if !errors.Is(err, ErrInvalidEndpoint) || !strings.Contains(err.Error(), ": "+want) {
+			t.Errorf("httpEndpoint(%q): %v; want ErrInvalidEndpoint with %q", raw, err, want)
+		}
+	}
+}
+
+// TestTLSConfigOnlyWhenSet: no TLS variable gives no TLS configuration; a
+// CA file alone gives one with that CA (endpoint.go, tlsConfig: the first
+// two == of `caVar == "" && certVar == "" && keyVar == ""` as !=).
+func TestTLSConfigOnlyWhenSet(t *testing.T) {
+	t.Parallel()
+	r := settingsReader{env: environ.Map{}}
+	if cfg := r.tlsConfig("TRACES"); cfg != nil || len(r.errs) != 0 {
+		t.Errorf("no TLS variable: %+v, %v; want none", cfg, r.errs)
+	}
+	cert := collectortest.NewCert(t, "ca")
+	r = settingsReader{env: environ.Map{"OTEL_EXPORTER_OTLP_CERTIFICATE": cert.CertFile}}
+	if cfg := r.tlsConfig("TRACES"); cfg == nil || cfg.RootCAs == nil || cfg.Certificates != nil || len(r.errs) != 0 {
+		t.Errorf("CA alone: %+v, %v; want a configuration with that CA", cfg, r.errs)
 	}
 }
