@@ -30,6 +30,9 @@
 #   MUTATION_MIN            fail when a package's kill rate is below this
 #                           percentage (default 0: report only)
 #   MUTATION_SURVIVORS=0    do not list the surviving mutants
+#   MUTATION_EXCLUDE        more files not to mutate: regular expressions,
+#                           separated by blanks, on the file name relative to
+#                           the package directory (e.g. '^spans\.go$')
 #   MUTATION_DRY_RUN=1      only count the mutants (coverage runs, no mutant
 #                           is tested)
 # Results: .bin/mutation/<package>.json (gremlins' report) and .log, and
@@ -125,6 +128,8 @@ for dir in "${dirs[@]}"; do
 	done <"$work/others"
 	excludes=(-E '/') # subpackages: their own runs
 	for f in ${ignored[$dir]}; do excludes+=(-E "^${f//./\\.}\$"); done
+	read -r -a more <<<"${MUTATION_EXCLUDE:-}"
+	for f in "${more[@]}"; do excludes+=(-E "$f"); done
 	printf '\n---- [+%ds] mutation: %s (%s workers, timeout %sx the coverage run, bound %s)\n' \
 		"$SECONDS" "$dir" "$workers" "$coeff" "$limit"
 	p0=$SECONDS
