@@ -2,9 +2,10 @@
 # All tests of lens-go, as CI runs them (.ci/run calls this script). Stages, in order:
 #   prereq       Go version, disk; installs Debian's valgrind if missing (as root)
 #   gofmt        gofmt -l on every .go file of the repository
-#   vet          go vet: the root, e2e and tools/scale modules
+#   vet          go vet: the root, e2e, tools/scale and tools/mutation modules
 #   staticcheck  builds .bin/staticcheck from the pin in tools/lint (once; later
-#                runs only check it is up to date), runs it on both modules
+#                runs only check it is up to date), runs it on the root, e2e,
+#                tools/scale and tools/mutation modules
 #   unit         go test -race on the root module
 #   release      scripts/release-check.sh: the release archives built twice
 #                (byte-identical), the version stamp, the arm64 binary under
@@ -54,8 +55,8 @@ extra_stages=(mutation)
 declare -A describe=(
 	[prereq]="Go toolchain, disk space, valgrind"
 	[gofmt]="gofmt -l on all .go files"
-	[vet]="go vet ./... (root, e2e and tools/scale modules)"
-	[staticcheck]="build .bin/staticcheck (tools/lint pin), run it on the root, e2e and tools/scale modules"
+	[vet]="go vet ./... (root, e2e, tools/scale and tools/mutation modules)"
+	[staticcheck]="build .bin/staticcheck (tools/lint pin), run it on the root, e2e, tools/scale and tools/mutation modules"
 	[unit]="go test -race -count=1 ./... (root module)"
 	[release]="release archives twice (identical), version stamp, arm64 smoke under qemu-user, amd64 in an empty root"
 	[fuzz]="each fuzz target for a fixed time"
@@ -316,6 +317,7 @@ stage_vet() {
 	run go vet ./...
 	run go -C e2e vet ./...
 	run go -C tools/scale vet ./...
+	run go -C tools/mutation vet ./...
 }
 
 stage_staticcheck() {
@@ -331,6 +333,7 @@ stage_staticcheck() {
 	run "$bin" ./...
 	run env -C e2e "$bin" ./...
 	run env -C tools/scale "$bin" ./...
+	run env -C tools/mutation "$bin" ./...
 }
 
 stage_unit() {
