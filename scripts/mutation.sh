@@ -24,7 +24,7 @@
 #   MUTATION_TIMEOUT_COEFF  a mutant's test run times out after this many times
 #                           the package's coverage run (default 10)
 #   MUTATION_PKG_LIMIT      bound on one package's whole run, a timeout(1)
-#                           duration (default 60m); past it the package's
+#                           duration (default 90m); past it the package's
 #                           figures are those of the mutants tested so far,
 #                           marked partial, and the stage fails
 #   MUTATION_MIN            fail when a package's kill rate is below this
@@ -44,7 +44,7 @@ mod=$(go list -m)
 out=$root/.bin/mutation
 workers=${MUTATION_WORKERS:-2}
 coeff=${MUTATION_TIMEOUT_COEFF:-10}
-limit=${MUTATION_PKG_LIMIT:-60m}
+limit=${MUTATION_PKG_LIMIT:-90m}
 min=${MUTATION_MIN:-0}
 goal=(completed internal/reckon internal/supervise internal/taskprolog internal/telemetry)
 # Mutation operators: gremlins' defaults (arithmetic, comparison boundary and

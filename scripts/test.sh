@@ -24,8 +24,8 @@
 # Stages that run only when named with --stage (not part of the default run):
 #   mutation     scripts/mutation.sh: mutation testing with gremlins (pinned in
 #                tools/mutation, built into .bin/), the kill rate per package
-#                (docs/testing.md, "Mutation testing"; slow: about NN min on
-#                2 cores); MUTATION_PKGS=all for every package that can be mutated
+#                (docs/testing.md, "Mutation testing"; slow: about 1.5 h on a
+#                loaded 2-core machine); MUTATION_PKGS=all for every package
 # Every stage prints a banner with the time since the start, and its duration at
 # the end; a table of all stage durations comes last, also when a stage fails.
 # Each stage's output is also kept in .bin/logs/<stage>.log.
