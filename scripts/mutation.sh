@@ -62,6 +62,7 @@ mkdir -p "$out" "$root/.bin"
 t0=$SECONDS
 go build -C tools/mutation -o "$root/.bin/gremlins" github.com/go-gremlins/gremlins/cmd/gremlins
 go build -C tools/mutation -o "$root/.bin/mutreport" ./mutreport
+go -C tools/mutation test -count=1 ./... >/dev/null
 echo "gremlins $(go -C tools/mutation list -m -f '{{.Version}}' github.com/go-gremlins/gremlins) and mutreport built in .bin/ ($((SECONDS - t0))s)"
 
 # Every package directory with its test count and the files Linux leaves out.
