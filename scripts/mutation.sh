@@ -59,6 +59,7 @@ declare -A cannot=(
 )
 
 mkdir -p "$out" "$root/.bin"
+gobin=$(command -v go)
 t0=$SECONDS
 go build -C tools/mutation -o "$root/.bin/gremlins" github.com/go-gremlins/gremlins/cmd/gremlins
 go build -C tools/mutation -o "$root/.bin/mutreport" ./mutreport
@@ -131,11 +132,17 @@ for dir in "${dirs[@]}"; do
 	for f in ${ignored[$dir]}; do excludes+=(-E "^${f//./\\.}\$"); done
 	read -r -a more <<<"${MUTATION_EXCLUDE:-}"
 	for f in "${more[@]}"; do excludes+=(-E "$f"); done
+	# gremlins runs `go` from PATH: this go runs each test run in a session of its own, so that
+	# a mutant of the signal code that signals its process group (internal/supervise) kills
+	# that test run, not gremlins.
+	mkdir "$work/bin"
+	printf '#!/bin/sh\nexec setsid %q "$@"\n' "$gobin" >"$work/bin/go"
+	chmod +x "$work/bin/go"
 	printf '\n---- [+%ds] mutation: %s (%s workers, timeout %sx the coverage run, bound %s)\n' \
 		"$SECONDS" "$dir" "$workers" "$coeff" "$limit"
 	p0=$SECONDS
 	rc=0
-	(cd "$work/src" && env GOFLAGS=-count=1 TMPDIR="$work/tmp" NO_COLOR=1 \
+	(cd "$work/src" && env PATH="$work/bin:$PATH" GOFLAGS=-count=1 TMPDIR="$work/tmp" NO_COLOR=1 \
 		timeout --kill-after=30s "$limit" nice -n 10 "$root/.bin/gremlins" unleash \
 		--workers "$workers" --timeout-coefficient "$coeff" "${operators[@]}" "${excludes[@]}" \
 		-o "$out/$name.json" "$work/src/$dir") >"$out/$name.log" 2>&1 || rc=$?
@@ -143,7 +150,11 @@ for dir in "${dirs[@]}"; do
 	grep -E '^(Killed|Timed out|Test efficacy|Mutator coverage|Mutation testing completed)' "$out/$name.log" | sed 's/^/  /' || true
 	if ((rc != 0)) || [[ ! -s $out/$name.json ]]; then
 		if ((rc == 124 || rc == 137)); then
-			echo "mutation: $dir: not finished within $limit (MUTATION_PKG_LIMIT): partial figures from $out/$name.log" >&2
+			if ((rc == 124)); then
+				echo "mutation: $dir: not finished within $limit (MUTATION_PKG_LIMIT): partial figures from $out/$name.log" >&2
+			else
+				echo "mutation: $dir: gremlins was killed (SIGKILL) after ${secs[$dir]}s: partial figures from $out/$name.log" >&2
+			fi
 			reports+=("$dir=$out/$name.log")
 		else
 			echo "mutation: $dir: gremlins failed (exit status $rc); last lines of $out/$name.log:" >&2
