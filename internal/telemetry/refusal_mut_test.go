@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"testing"
@@ -45,5 +46,21 @@ func TestGuardDialRecordsRefusalsOnly(t *testing.T) {
 	conn.Close()
 	if r := refused(g); r != nil {
 		t.Errorf("after a good dial the refusal %v stays", r)
+	}
+}
+
+// TestGuardRefusal: the refusal reported is the last refused dial, with its
+// address, or ErrCollectorRefused alone when none was recorded (refusal.go,
+// refusal: `g.lastRefused != nil` as == gave nil, or lost the dial error).
+func TestGuardRefusal(t *testing.T) {
+	t.Parallel()
+	g := NewRefusalGuard(nil)
+	if err := g.refusal(); err != ErrCollectorRefused {
+		t.Errorf("no dial yet: %v, want ErrCollectorRefused", err)
+	}
+	dialErr := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+	g.lastRefused = fmt.Errorf("%w: %w", ErrCollectorRefused, dialErr)
+	if err := g.refusal(); !errors.Is(err, ErrCollectorRefused) || !errors.Is(err, dialErr) {
+		t.Errorf("after a refused dial: %v, want ErrCollectorRefused and the dial error", err)
 	}
 }
