@@ -2,9 +2,10 @@
 # All tests of lens-go, as CI runs them (.ci/run calls this script). Stages, in order:
 #   prereq       Go version, disk; installs Debian's valgrind if missing (as root)
 #   gofmt        gofmt -l on every .go file of the repository
-#   vet          go vet: the root, e2e and tools/scale modules
+#   vet          go vet: the root, e2e, tools/scale and tools/mutation modules
 #   staticcheck  builds .bin/staticcheck from the pin in tools/lint (once; later
-#                runs only check it is up to date), runs it on both modules
+#                runs only check it is up to date), runs it on the root, e2e,
+#                tools/scale and tools/mutation modules
 #   unit         go test -race on the root module
 #   release      scripts/release-check.sh: the release archives built twice
 #                (byte-identical), the version stamp, the arm64 binary under
@@ -21,6 +22,11 @@
 #                (scripts/slurm-up.sh installs Debian's munge and slurm packages as
 #                root if missing; they stay installed), the real Jaeger, Prometheus
 #                and log receiver (OpenTelemetry Collector)
+# Stages that run only when named with --stage (not part of the default run):
+#   mutation     scripts/mutation.sh: mutation testing with gremlins (pinned in
+#                tools/mutation, built into .bin/), the kill rate per package
+#                (docs/testing.md, "Mutation testing"; slow: about 1.5 h on a
+#                loaded 2-core machine); MUTATION_PKGS=all for every package
 # Every stage prints a banner with the time since the start, and its duration at
 # the end; a table of all stage durations comes last, also when a stage fails.
 # Each stage's output is also kept in .bin/logs/<stage>.log.
@@ -49,16 +55,19 @@ root=$(pwd)
 export GOFLAGS=${GOFLAGS:-}
 
 all_stages=(prereq gofmt vet staticcheck unit release fuzz backends e2e)
+# Stages run only when named with --stage, after the others.
+extra_stages=(mutation)
 declare -A describe=(
 	[prereq]="Go toolchain, disk space, valgrind"
 	[gofmt]="gofmt -l on all .go files"
-	[vet]="go vet ./... (root, e2e and tools/scale modules)"
-	[staticcheck]="build .bin/staticcheck (tools/lint pin), run it on the root, e2e and tools/scale modules"
+	[vet]="go vet ./... (root, e2e, tools/scale and tools/mutation modules)"
+	[staticcheck]="build .bin/staticcheck (tools/lint pin), run it on the root, e2e, tools/scale and tools/mutation modules"
 	[unit]="go test -race -count=1 ./... (root module)"
 	[release]="release archives twice (identical), version stamp, arm64 smoke under qemu-user, amd64 in an empty root"
 	[fuzz]="each fuzz target for a fixed time"
 	[backends]="build .bin/jaeger, .bin/otelcol, .bin/prometheus (tools/jaeger, tools/prometheus pins; cold: minutes, warm: seconds)"
 	[e2e]="end-to-end tests: real Slurm on localhost, real Jaeger, Prometheus, log receiver (output streamed, also in .bin/e2e.log)"
+	[mutation]="only with --stage: mutation testing (gremlins, tools/mutation pin), kill rate per package (slow)"
 )
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
@@ -75,7 +84,7 @@ while (($#)); do
 		for n in "${names[@]}"; do
 			[[ $n == jaeger ]] && n=backends # the stage's old name
 			[[ -n ${describe[$n]:-} ]] || {
-				echo "test.sh: unknown stage '$n' (stages: ${all_stages[*]})" >&2
+				echo "test.sh: unknown stage '$n' (stages: ${all_stages[*]} ${extra_stages[*]})" >&2
 				exit 2
 			}
 			want[$n]=1
@@ -86,7 +95,7 @@ while (($#)); do
 		set -- "${1%%=*}" "${1#*=}" "${@:2}"
 		;;
 	--list)
-		for n in "${all_stages[@]}"; do printf '%-12s %s\n' "$n" "${describe[$n]}"; done
+		for n in "${all_stages[@]}" "${extra_stages[@]}"; do printf '%-12s %s\n' "$n" "${describe[$n]}"; done
 		exit 0
 		;;
 	-h | --help)
@@ -314,6 +323,7 @@ stage_vet() {
 	run go vet ./...
 	run go -C e2e vet ./...
 	run go -C tools/scale vet ./...
+	run go -C tools/mutation vet ./...
 }
 
 stage_staticcheck() {
@@ -329,6 +339,7 @@ stage_staticcheck() {
 	run "$bin" ./...
 	run env -C e2e "$bin" ./...
 	run env -C tools/scale "$bin" ./...
+	run env -C tools/mutation "$bin" ./...
 }
 
 stage_unit() {
@@ -435,6 +446,12 @@ stage_backends() {
 	# build check it.
 }
 
+stage_mutation() {
+	local -a pkgs=()
+	[[ -z ${MUTATION_PKGS:-} ]] || read -r -a pkgs <<<"$MUTATION_PKGS"
+	run bash scripts/mutation.sh "${pkgs[@]}"
+}
+
 stage_e2e() {
 	local b
 	for b in jaeger otelcol prometheus; do
@@ -477,9 +494,9 @@ stage_e2e() {
 
 # ---------------------------------------------------------------- main
 printf '==== test.sh: stages:'
-for n in "${all_stages[@]}"; do [[ -n ${want[$n]:-} ]] && printf ' %s' "$n"; done
+for n in "${all_stages[@]}" "${extra_stages[@]}"; do [[ -n ${want[$n]:-} ]] && printf ' %s' "$n"; done
 printf ' (FUZZTIME=%s)\n' "$fuzztime"
-for n in "${all_stages[@]}"; do
+for n in "${all_stages[@]}" "${extra_stages[@]}"; do
 	[[ -n ${want[$n]:-} ]] || continue
 	if [[ ${skip_e2e:-} == 1 && ($n == backends || $n == e2e) ]]; then
 		stage_skip "$n" "SKIP_E2E=1"
