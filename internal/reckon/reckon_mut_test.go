@@ -151,12 +151,12 @@ func planSpan(t *testing.T, out string, sluid bool, name string) (Plan, Span) {
 	if err != nil || len(plans) != 1 {
 		t.Fatalf("Plans = %d plans, %v; want 1", len(plans), err)
 	}
-	for _, s := range plans[0].Spans {
+	for s := range plans[0].All() {
 		if s.Name == name {
 			return plans[0], s
 		}
 	}
-	t.Fatalf("no span %s in %+v", name, plans[0].Spans)
+	t.Fatalf("no span %s in %+v", name, plans[0].Spans())
 	return Plan{}, Span{}
 }
 
