@@ -348,7 +348,7 @@ func (a *app) newPrologReporter() *prologReporter {
 	kvs, _ := detect.Ranks(a.env, detect.RankFromSlurm)
 	for _, kv := range kvs {
 		if kv.Key == lensconv.NVDLRank {
-			rank = kv.Value.Emit()
+			rank = kv.Value.String()
 		}
 	}
 	node, _ := a.env.LookupEnv(slurmdNodenameEnv)
