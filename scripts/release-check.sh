@@ -149,6 +149,12 @@ else
 	rel=$(relversion "$work/clone" head)
 	[[ $got == v1.5.0-rc.1 && $rel == "lens v1.5.0-rc.1" ]] || fail "tag v1.5.0-rc.1 on HEAD: release build says '$rel', the go command $got"
 	echo "tag v1.5.0-rc.1 on HEAD: $got (both)"
+	# The go command records each version it derived from a tag in the module
+	# cache (cache/download/MODULE/@v/VERSION.info, by commit) and reuses the
+	# record in any later build of that commit, tags or not: the tags above
+	# live only in the throwaway clone, so their records go with it (else
+	# TestInstallDocs and a user's go install of this commit say v1.5.0-rc.1).
+	rm -f "$(go env GOMODCACHE)/cache/download/github.com/nemolens/lens-go/@v/"{v1.4.1-0.*-"${commit:0:12}",v1.5.0-rc.1}.info
 fi
 
 # ---------------------------------------------------------------- 3, 4. where it runs
