@@ -31,6 +31,20 @@ func needMPIRun(t *testing.T) string {
 	return p
 }
 
+// needHydra skips (fails in CI) without MPICH's mpiexec.hydra:
+// scripts/launchers-up.sh installs Debian's mpich.
+func needHydra(t *testing.T) string {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		cannotRun(t, "the real launchers need Linux, have %s", runtime.GOOS)
+	}
+	p, err := launch.Hydra()
+	if err != nil {
+		cannotRun(t, "%v", err)
+	}
+	return p
+}
+
 // needTorch skips (fails in CI) when /usr/bin/python3 has no torch:
 // scripts/launchers-up.sh installs Debian's python3-torch.
 func needTorch(t *testing.T) {
