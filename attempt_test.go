@@ -37,26 +37,7 @@ func TestSetupTracePerAttempt(t *testing.T) {
 			t.Parallel()
 			var traces []string
 			for range 2 { // two workers
-				exp := tracetest.NewInMemoryExporter()
-				cfg := enabledConfig() // RunID run1
-				cfg.MetricsDisabled = true
-				logger, _ := newCapture()
-				h, err := lens.Setup(context.Background(), cfg, lens.WithEnv(tc.env), lens.WithSpanExporter(exp), lens.WithLogger(logger),
-					lens.WithDetectOptions(detectOptions(t, defaultLive)...), lens.WithoutGlobals(), lens.WithAllowReinit())
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, span := h.Tracer("worker").Start(context.Background(), "step")
-				span.End()
-				if err := h.ForceFlush(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-				spans := exp.GetSpans()
-				_ = h.Shutdown(context.Background())
-				if len(spans) != 1 {
-					t.Fatalf("%d spans", len(spans))
-				}
-				s := spans[0]
+				s := workerSpan(t, tc.env, "run1")
 				traces = append(traces, s.SpanContext.TraceID().String())
 				if tc.trace != "" && traces[len(traces)-1] != tc.trace {
 					t.Errorf("trace %s, want %s", traces[len(traces)-1], tc.trace)
@@ -110,27 +91,7 @@ func TestSetupTraceRoundLinks(t *testing.T) {
 			env := environ.Map{"NEMO_LENS_TRACE_PER_ATTEMPT": "true", "XDG_RUNTIME_DIR": runtime,
 				"TORCHELASTIC_RUN_ID": "rdzv1", "TORCHELASTIC_RESTART_COUNT": "0", "TORCHELASTIC_USE_AGENT_STORE": "False",
 				"MASTER_ADDR": "10.0.0.1", "MASTER_PORT": port}
-			exp := tracetest.NewInMemoryExporter()
-			cfg := enabledConfig()
-			cfg.RunID = "" // the rendezvous id
-			cfg.MetricsDisabled = true
-			logger, _ := newCapture()
-			h, err := lens.Setup(context.Background(), cfg, lens.WithEnv(env), lens.WithSpanExporter(exp), lens.WithLogger(logger),
-				lens.WithDetectOptions(detectOptions(t, defaultLive)...), lens.WithoutGlobals(), lens.WithAllowReinit())
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, span := h.Tracer("worker").Start(context.Background(), "step")
-			span.End()
-			if err := h.ForceFlush(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			spans := exp.GetSpans()
-			_ = h.Shutdown(context.Background())
-			if len(spans) != 1 {
-				t.Fatalf("round %d worker %d: %d spans", i, w, len(spans))
-			}
-			s := spans[0]
+			s := workerSpan(t, env, "") // the rendezvous id as run id
 			if got := s.SpanContext.TraceID().String(); got != want {
 				t.Errorf("round %d worker %d: trace %s, want %s", i, w, got, want)
 			}
@@ -144,6 +105,33 @@ func TestSetupTraceRoundLinks(t *testing.T) {
 		}
 		prev = want
 	}
+}
+
+// workerSpan is the one span of a Go worker that calls Setup in env with
+// run id runID (enabledConfig's otherwise) and starts one root span.
+func workerSpan(t *testing.T, env environ.Map, runID string) tracetest.SpanStub {
+	t.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	cfg := enabledConfig()
+	cfg.RunID = runID
+	cfg.MetricsDisabled = true
+	logger, _ := newCapture()
+	h, err := lens.Setup(context.Background(), cfg, lens.WithEnv(env), lens.WithSpanExporter(exp), lens.WithLogger(logger),
+		lens.WithDetectOptions(detectOptions(t, defaultLive)...), lens.WithoutGlobals(), lens.WithAllowReinit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := h.Tracer("worker").Start(context.Background(), "step")
+	span.End()
+	if err := h.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := exp.GetSpans()
+	_ = h.Shutdown(context.Background())
+	if len(spans) != 1 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	return spans[0]
 }
 
 // uuid5Hex is the hex digits of Python's uuid.uuid5(uuid.NAMESPACE_URL,

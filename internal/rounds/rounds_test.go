@@ -187,10 +187,7 @@ func TestNoteUnusable(t *testing.T) {
 	})
 	t.Run("record is a symlink", func(t *testing.T) {
 		t.Parallel()
-		dir := filepath.Join(t.TempDir(), "d")
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
+		dir := privateDir(t)
 		target := filepath.Join(dir, "elsewhere")
 		if err := os.WriteFile(target, []byte(header+r1+"\n"), 0o600); err != nil {
 			t.Fatal(err)
@@ -204,13 +201,8 @@ func TestNoteUnusable(t *testing.T) {
 	})
 	t.Run("record open to others", func(t *testing.T) {
 		t.Parallel()
-		dir := filepath.Join(t.TempDir(), "d")
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(rounds.File(dir, "k"), []byte(header+r1+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		dir := privateDir(t)
+		writeRecord(t, dir, header+r1+"\n")
 		if err := os.Chmod(rounds.File(dir, "k"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -220,13 +212,8 @@ func TestNoteUnusable(t *testing.T) {
 	})
 	t.Run("not a record", func(t *testing.T) {
 		t.Parallel()
-		dir := filepath.Join(t.TempDir(), "d")
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(rounds.File(dir, "k"), []byte("junk"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		dir := privateDir(t)
+		writeRecord(t, dir, "junk")
 		var pe *rounds.ParseError
 		if p, ok, err := rounds.Note(dir, "k", r2); ok || !errors.As(err, &pe) {
 			t.Errorf("Note = %q, %v, %v; want no round, a ParseError", p, ok, err)
@@ -240,13 +227,8 @@ func TestNoteUnusable(t *testing.T) {
 		if os.Getuid() == 0 {
 			t.Skip("root writes anyway")
 		}
-		dir := filepath.Join(t.TempDir(), "d")
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(rounds.File(dir, "k"), []byte(header+r1+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		dir := privateDir(t)
+		writeRecord(t, dir, header+r1+"\n")
 		if err := os.Chmod(dir, 0o500); err != nil {
 			t.Fatal(err)
 		}
@@ -273,5 +255,23 @@ func TestDir(t *testing.T) {
 		if got := rounds.Dir(tc.env, 1000); got != tc.want {
 			t.Errorf("Dir(%v) = %q, want %q", tc.env, got, tc.want)
 		}
+	}
+}
+
+// privateDir returns a new owner-only directory.
+func privateDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "d")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// writeRecord writes the record of key "k" under dir, mode 0600.
+func writeRecord(t *testing.T, dir, text string) {
+	t.Helper()
+	if err := os.WriteFile(rounds.File(dir, "k"), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
