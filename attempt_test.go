@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -104,6 +106,27 @@ func TestSetupTraceRoundLinks(t *testing.T) {
 			}
 		}
 		prev = want
+	}
+}
+
+// TestSetupTraceRoundNoRecord: a rendezvous round whose record of rounds
+// cannot be kept (XDG_RUNTIME_DIR names a directory that is gone) still
+// sets up, in the round's trace, without a link
+// (docs/tracing.md#round-links).
+func TestSetupTraceRoundNoRecord(t *testing.T) {
+	t.Parallel()
+	gone := filepath.Join(t.TempDir(), "gone")
+	for _, port := range []string{"29500", "41234"} {
+		env := environ.Map{"NEMO_LENS_TRACE_PER_ATTEMPT": "true", "XDG_RUNTIME_DIR": gone,
+			"TORCHELASTIC_RUN_ID": "rdzv1", "TORCHELASTIC_RESTART_COUNT": "1", "TORCHELASTIC_USE_AGENT_STORE": "False",
+			"MASTER_ADDR": "10.0.0.1", "MASTER_PORT": port}
+		s := workerSpan(t, env, "")
+		if got, want := s.SpanContext.TraceID().String(), uuid5Hex("nemo.lens.run/local/rdzv1/rdzv10.0.0.1:"+port); got != want || len(s.Links) != 0 {
+			t.Errorf("round %s: trace %s, links %v; want %s, none", port, got, s.Links, want)
+		}
+	}
+	if _, err := os.Stat(gone); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s: %v; want nothing made", gone, err)
 	}
 }
 

@@ -158,6 +158,14 @@ func TestNoteUnusable(t *testing.T) {
 			t.Errorf("Note = %v, %v; want no round, an error", ok, err)
 		}
 	})
+	t.Run("directory cannot be made", func(t *testing.T) {
+		t.Parallel()
+		// XDG_RUNTIME_DIR naming a directory that is gone (a stale session).
+		dir := filepath.Join(t.TempDir(), "gone", "nemo-lens")
+		if _, ok, err := rounds.Note(dir, "k", r1); ok || !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Note = %v, %v; want no round, not exist", ok, err)
+		}
+	})
 	t.Run("directory open to others", func(t *testing.T) {
 		t.Parallel()
 		dir := filepath.Join(t.TempDir(), "d")
