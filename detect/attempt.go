@@ -2,6 +2,7 @@ package detect
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/nemolens/lens-go/environ"
 )
@@ -79,6 +80,7 @@ const (
 	envTorchAgentStore    = "TORCHELASTIC_USE_AGENT_STORE"
 	envTorchMasterAddr    = "MASTER_ADDR"
 	envTorchMasterPort    = "MASTER_PORT"
+	envTorchErrorFile     = "TORCHELASTIC_ERROR_FILE"
 	attemptNVRxPart       = "/nvrx"
 	attemptRendezvousPart = "/rdzv"
 )
@@ -136,7 +138,8 @@ func AttemptUUID(env environ.Lookuper, runID string) (string, bool) {
 //
 //   - under NVRx, the previous cycle's when NVRX_CYCLE is above 0;
 //   - for a torchrun rendezvous round, none within the job: torchrun gives
-//     its workers nothing that names the previous round on every node;
+//     its workers nothing that names the previous round on every node (the
+//     node's record of rounds may: docs/tracing.md#round-links, [RoundsKey]);
 //   - otherwise (and for NVRx cycle 0 and a torchrun round, across Slurm
 //     requeues) [PreviousRunUUID].
 func PreviousAttemptUUID(env environ.Lookuper, runID string) (string, bool) {
@@ -156,6 +159,32 @@ func PreviousAttemptUUID(env environ.Lookuper, runID string) (string, bool) {
 		return PreviousRunUUID(overlay{env, map[string]*string{envTorchelasticRestarts: nil}}, runID)
 	}
 	return PreviousRunUUID(env, runID)
+}
+
+// RoundsKey returns, for a worker of a torchrun dynamic rendezvous round
+// (when [AttemptName] names the attempt after the round, not under NVRx),
+// the key of its node's record of rounds (docs/tracing.md#round-links):
+// the [RunUUIDName] without its "/te" part, followed by a NUL byte and the
+// torchrun agent's log directory when TORCHELASTIC_ERROR_FILE names one
+// (the part before its last "/attempt_": a directory the agent makes anew,
+// so two jobs with one run identity on one node keep two records). It is
+// false otherwise. Like RunUUID it reads the environment only.
+func RoundsKey(env environ.Lookuper, runID string) (string, bool) {
+	env = environ.Or(env)
+	base, _, hasTE, ok := runUUIDParts(env, runID)
+	if !ok || !hasTE {
+		return "", false
+	}
+	if _, nvrx := nvrxCycle(env); nvrx {
+		return "", false
+	}
+	if _, round := rendezvousRound(env); !round {
+		return "", false
+	}
+	if f, _ := env.LookupEnv(envTorchErrorFile); strings.Contains(f, "/attempt_") {
+		base += "\x00" + f[:strings.LastIndex(f, "/attempt_")]
+	}
+	return base, true
 }
 
 // nvrxCycle returns NVRX_CYCLE when it is a plain decimal integer.

@@ -197,3 +197,48 @@ func replacesLastPart(run, name string) bool {
 	}
 	return false
 }
+
+// TestRoundsKey pins docs/tracing.md#round-links: a key exactly for a
+// worker of a dynamic-rendezvous round outside NVRx, the run's name without
+// its te part, and the agent's log directory when TORCHELASTIC_ERROR_FILE
+// has one.
+func TestRoundsKey(t *testing.T) {
+	t.Parallel()
+	round := func(extra ...string) environ.Map {
+		m := environ.Map{"TORCHELASTIC_RUN_ID": "job1", "TORCHELASTIC_RESTART_COUNT": "1",
+			"TORCHELASTIC_USE_AGENT_STORE": "False", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29400"}
+		for i := 0; i < len(extra); i += 2 {
+			m[extra[i]] = extra[i+1]
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name  string
+		env   environ.Map
+		runID string
+		want  string // "": none
+	}{
+		{"local round", round(), "", "nemo.lens.run/local/job1"},
+		{"configured run id", round(), "cfg", "nemo.lens.run/local/cfg"},
+		{"agent log dir", round("TORCHELASTIC_ERROR_FILE", "/tmp/torchelastic_x/job1_y/attempt_1/0/error.json"), "",
+			"nemo.lens.run/local/job1\x00/tmp/torchelastic_x/job1_y"},
+		{"last attempt_ part", round("TORCHELASTIC_ERROR_FILE", "/d/attempt_0/x/attempt_2/1/error.json"), "",
+			"nemo.lens.run/local/job1\x00/d/attempt_0/x"},
+		{"error file without attempt", round("TORCHELASTIC_ERROR_FILE", "/tmp/error.json"), "", "nemo.lens.run/local/job1"},
+		{"slurm round", round("SLURM_JOB_ID", "7", "SLURM_CLUSTER_NAME", "c", "SLURM_RESTART_COUNT", "2"), "",
+			"nemo.lens.run/c/7/sr2"},
+		{"static rendezvous", round("TORCHELASTIC_USE_AGENT_STORE", "True"), "", ""},
+		{"no master port", round("MASTER_PORT", ""), "", ""},
+		{"nvrx", round("NVRX_CYCLE", "1"), "", ""},
+		{"slurm without te", environ.Map{"SLURM_JOB_ID": "7", "TORCHELASTIC_USE_AGENT_STORE": "False", "MASTER_PORT": "1"}, "", ""},
+		{"no identity", environ.Map{"TORCHELASTIC_USE_AGENT_STORE": "False", "MASTER_PORT": "1"}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := detect.RoundsKey(tc.env, tc.runID)
+			if got != tc.want || ok != (tc.want != "") {
+				t.Errorf("RoundsKey = %q, %v; want %q", got, ok, tc.want)
+			}
+		})
+	}
+}

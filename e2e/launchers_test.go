@@ -21,10 +21,24 @@ import (
 // none: scripts/launchers-up.sh installs Debian's openmpi-bin.
 func needMPIRun(t *testing.T) string {
 	t.Helper()
+	return needLauncher(t, launch.MPIRun)
+}
+
+// needHydra skips (fails in CI) without MPICH's mpiexec.hydra:
+// scripts/launchers-up.sh installs Debian's mpich.
+func needHydra(t *testing.T) string {
+	t.Helper()
+	return needLauncher(t, launch.Hydra)
+}
+
+// needLauncher returns the launcher find finds, or skips (fails in CI)
+// saying why there is none.
+func needLauncher(t *testing.T, find func() (string, error)) string {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		cannotRun(t, "the real launchers need Linux, have %s", runtime.GOOS)
 	}
-	p, err := launch.MPIRun()
+	p, err := find()
 	if err != nil {
 		cannotRun(t, "%v", err)
 	}

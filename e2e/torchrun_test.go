@@ -2,6 +2,8 @@ package e2e_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,7 +88,11 @@ func (j *torchrunJob) start(t *testing.T) []*started {
 // lens exec spans and the four Go workers' spans, on both agents — is in
 // one trace, whose id the test derives from the round's MASTER_ADDR and
 // MASTER_PORT (docs/tracing.md#attempt-restarts), and the two rounds are
-// two traces.
+// two traces; so are the four Go workers' spans of a round, bare. In both
+// layouts the roots of the second round link to the first round's anchor,
+// each node knowing the first round from its own record of rounds under
+// XDG_RUNTIME_DIR (docs/tracing.md#round-links), and the first round's
+// roots link to nothing.
 func TestTorchrunReal(t *testing.T) {
 	elapsed(t)
 	needTorch(t)
@@ -108,7 +114,11 @@ func TestTorchrunReal(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 240*time.Second)
 		defer cancel()
 		service := uniqueName("lens-e2e-torchrun")
-		extra := append(exportTo(j, service), "NEMO_LENS_TRACE_PER_ATTEMPT=true")
+		runtime := filepath.Join(t.TempDir(), "run") // the nodes' records of rounds, this layout's own
+		if err := os.Mkdir(runtime, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		extra := append(exportTo(j, service), "NEMO_LENS_TRACE_PER_ATTEMPT=true", "XDG_RUNTIME_DIR="+runtime)
 		job := &torchrunJob{layout: layout, agents: 2, workers: 2, rdzv: uniqueName("rdzv"), restart: 2,
 			env: lensEnv(os.Environ(), extra...), lens: lensBin, py: py, out: outDir(t)}
 		job.pyArgs = []string{"--torch", "--fail-if", "LENS_E2E_NODE=b", "--fail-until", "1", "--",
@@ -177,9 +187,10 @@ func TestTorchrunReal(t *testing.T) {
 				t.Errorf("%s round %d: ranks %q, instance ids %q: want 0..3, distinct", layout, i, ranks, ids)
 			}
 		}
-		if layout == "lens-per-worker" {
-			checkRoundTraces(ctx, t, j, job.rdzv, res.rounds[0].recs, res.goRecs[0])
-			checkRoundTraces(ctx, t, j, job.rdzv, res.rounds[1].recs, res.goRecs[1])
+		if layout != "lens-around-agent" {
+			first := checkRoundTraces(ctx, t, j, layout, job.rdzv, "", res.rounds[0].recs, res.goRecs[0])
+			checkRoundTraces(ctx, t, j, layout, job.rdzv, first, res.rounds[1].recs, res.goRecs[1])
+			checkRoundRecords(t, runtime)
 		}
 		return res
 	}
@@ -243,39 +254,86 @@ func TestTorchrunReal(t *testing.T) {
 	}
 }
 
-// checkRoundTraces checks one rendezvous round of the lens-per-worker
-// layout with the per-attempt mode: every lens exec span and every Go
-// worker span of the round in the trace whose id is the UUID of
-// "nemo.lens.run/local/<rdzv id>/rdzv<MASTER_ADDR>:<MASTER_PORT>", the lens
-// exec spans roots without links (rounds are not linked), each Go span the
-// child of one of them.
-func checkRoundTraces(ctx context.Context, t *testing.T, j *jaeger.Jaeger, rdzv string, py []launch.PyRecord, gos []worker.Record) {
+// checkRoundTraces checks one rendezvous round of a layout whose workers
+// take the round's trace themselves, with the per-attempt mode: every span
+// of the round's processes in the trace whose id is the UUID of
+// "nemo.lens.run/local/<rdzv id>/rdzv<MASTER_ADDR>:<MASTER_PORT>", which it
+// returns. With lens-per-worker the roots are the four lens exec spans and
+// each Go worker span is the child of one of them; bare, the roots are the
+// four Go worker spans. Every root links to the previous round's anchor
+// (docs/tracing.md#round-links), the first round's to nothing: each node
+// learns the previous round from its own record of rounds, so both agents'
+// roots must carry the link.
+func checkRoundTraces(ctx context.Context, t *testing.T, j *jaeger.Jaeger, layout, rdzv, prev string, py []launch.PyRecord, gos []worker.Record) string {
 	t.Helper()
 	env := py[0].Env
 	want := strings.ReplaceAll(uuidv5("nemo.lens.run/local/"+rdzv+"/rdzv"+env["MASTER_ADDR"]+":"+env["MASTER_PORT"]), "-", "")
-	tr, err := j.WaitSpans(ctx, want, 8)
-	if err != nil {
-		t.Fatalf("round %s: %v", env["MASTER_PORT"], err)
+	spans, rootName := 8, "lens exec "+filepath.Base(launch.SystemPython)
+	if layout == "bare" {
+		spans, rootName = 4, "round-work"
 	}
-	var wrappers []string
+	var links []jaeger.Reference
+	if prev != "" {
+		links = []jaeger.Reference{{RefType: "FOLLOWS_FROM", TraceID: prev, SpanID: attemptAnchor(prev)}}
+	}
+	tr, err := j.WaitSpans(ctx, want, spans)
+	if err != nil {
+		t.Fatalf("%s round %s: %v", layout, env["MASTER_PORT"], err)
+	}
+	var roots []string
 	for i := range tr.Spans {
 		s := &tr.Spans[i]
-		if s.OperationName == "lens exec "+filepath.Base(launch.SystemPython) {
-			wrappers = append(wrappers, s.SpanID)
-			if len(s.References) != 0 {
-				t.Errorf("round %s: lens exec span %s has references %v, want a root without links", env["MASTER_PORT"], s.SpanID, s.References)
+		if s.OperationName == rootName {
+			roots = append(roots, s.SpanID)
+			if !slices.Equal(s.References, links) {
+				t.Errorf("%s round %s: root %s %s has references %+v, want %+v (the previous round's anchor, or none)",
+					layout, env["MASTER_PORT"], s.OperationName, s.SpanID, s.References, links)
 			}
 		}
 	}
-	if len(tr.Spans) != 8 || len(wrappers) != 4 {
-		t.Errorf("round %s: trace %s has %d spans, %d of them lens exec; want 8 and 4", env["MASTER_PORT"], want, len(tr.Spans), len(wrappers))
+	if len(tr.Spans) != spans || len(roots) != 4 {
+		t.Errorf("%s round %s: trace %s has %d spans, %d of them %q; want %d and 4", layout, env["MASTER_PORT"], want, len(tr.Spans), len(roots), rootName, spans)
 	}
 	for _, g := range gos {
 		if g.TraceID != want {
-			t.Errorf("round %s: Go worker rank %s in trace %s, want %s", env["MASTER_PORT"], g.Env["RANK"], g.TraceID, want)
+			t.Errorf("%s round %s: Go worker rank %s in trace %s, want %s", layout, env["MASTER_PORT"], g.Env["RANK"], g.TraceID, want)
 		}
-		if !slices.Contains(wrappers, g.ParentSpanID) {
-			t.Errorf("round %s: Go worker rank %s has parent %s, not a lens exec span of the round %q", env["MASTER_PORT"], g.Env["RANK"], g.ParentSpanID, wrappers)
+		if layout == "bare" {
+			continue
+		}
+		if !slices.Contains(roots, g.ParentSpanID) {
+			t.Errorf("round %s: Go worker rank %s has parent %s, not a lens exec span of the round %q", env["MASTER_PORT"], g.Env["RANK"], g.ParentSpanID, roots)
+		}
+	}
+	return want
+}
+
+// attemptAnchor is the anchor span id of the attempt whose trace id is tid
+// (docs/tracing.md#attempt-trace-id): the first 8 bytes of SHA-256 of
+// "nemo.lens.attempt.anchor/" and the attempt's UUID.
+func attemptAnchor(tid string) string {
+	u := tid[:8] + "-" + tid[8:12] + "-" + tid[12:16] + "-" + tid[16:20] + "-" + tid[20:]
+	sum := sha256.Sum256([]byte("nemo.lens.attempt.anchor/" + u))
+	return hex.EncodeToString(sum[:8])
+}
+
+// checkRoundRecords checks the records of rounds the workers left under
+// XDG_RUNTIME_DIR (docs/tracing.md#round-links): one per agent (the two
+// agents of this host are two nodes), in an owner-only directory, each an
+// owner-only file.
+func checkRoundRecords(t *testing.T, runtime string) {
+	t.Helper()
+	dir := filepath.Join(runtime, "nemo-lens")
+	files, _ := filepath.Glob(filepath.Join(dir, "rounds-*"))
+	if len(files) != 2 {
+		t.Errorf("records of rounds %q, want one per agent (2)", files)
+	}
+	for _, p := range append(files, dir) {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Error(err)
+		} else if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s: mode %v, want owner-only", p, fi.Mode())
 		}
 	}
 }

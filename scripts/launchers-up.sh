@@ -2,10 +2,13 @@
 # Usage: scripts/launchers-up.sh [LOGFILE]
 #
 # Installs the real launchers of the end-to-end tests when they are missing:
-# Debian's openmpi-bin (Open MPI's mpirun, run as mpirun.openmpi) and
-# python3-torch (torchrun, as /usr/bin/python3 -m torch.distributed.run),
+# Debian's openmpi-bin (Open MPI's mpirun, run as mpirun.openmpi), mpich
+# (MPICH's Hydra, run as mpiexec.hydra; it registers mpirun at a lower
+# alternatives priority than Open MPI's, 40 to 50, so mpirun stays Open
+# MPI's) and python3-torch (torchrun, as /usr/bin/python3 -m
+# torch.distributed.run),
 # the same way scripts/slurm-up.sh installs Slurm. Must run as root to
-# install; with both present it only checks (importing torch: ~2 s of CPU)
+# install; with all present it only checks (importing torch: ~2 s of CPU)
 # and needs no root.
 # apt's output goes to LOGFILE (default /tmp/lens-launchers-apt.log);
 # progress and the time taken go to stderr. The tests themselves never
@@ -18,9 +21,10 @@ apt_log=${1:-/tmp/lens-launchers-apt.log}
 
 missing=()
 command -v mpirun.openmpi >/dev/null 2>&1 || missing+=(openmpi-bin)
+command -v mpiexec.hydra >/dev/null 2>&1 || missing+=(mpich)
 /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 || missing+=(python3-torch)
 if ((${#missing[@]} == 0)); then
-	log "openmpi-bin and python3-torch present"
+	log "openmpi-bin, mpich and python3-torch present"
 	exit 0
 fi
 if [[ $(id -u) != 0 ]]; then
@@ -42,5 +46,6 @@ if ! timeout 1200 "${apt[@]}" </dev/null >>"$apt_log" 2>&1; then
 	fi
 fi
 command -v mpirun.openmpi >/dev/null 2>&1 || { log "ERROR: still no mpirun.openmpi"; exit 1; }
+command -v mpiexec.hydra >/dev/null 2>&1 || { log "ERROR: still no mpiexec.hydra"; exit 1; }
 /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 || { log "ERROR: /usr/bin/python3 still cannot import torch"; exit 1; }
 log "installed ${missing[*]} in $((SECONDS - start)) s"

@@ -54,6 +54,25 @@ func findMPIRun() (string, error) {
 	return p, nil
 }
 
+// Hydra returns the path of MPICH's Hydra launcher, mpiexec.hydra
+// (Debian's mpich, beside Open MPI: it registers mpirun and mpiexec with a
+// lower alternatives priority, so they stay Open MPI's), or why there is
+// none.
+func Hydra() (string, error) {
+	p, err := exec.LookPath("mpiexec.hydra")
+	if err != nil {
+		return "", errors.New("no mpiexec.hydra on PATH (scripts/launchers-up.sh installs Debian's mpich)")
+	}
+	return p, nil
+}
+
+// HydraArgs returns the arguments of mpiexec.hydra starting np copies of
+// command on this host: the fork launcher (no ssh, and no srun inside a
+// Slurm allocation).
+func HydraArgs(np int, command ...string) []string {
+	return append([]string{"-launcher", "fork", "-n", strconv.Itoa(np)}, command...)
+}
+
 // MPIRunArgs returns the arguments of mpirun starting np copies of command:
 // --allow-run-as-root when running as root, --oversubscribe (more ranks than
 // cores), and Open MPI's own tcp/self transports only (no probing for

@@ -10,6 +10,8 @@ signals it got, and how it ended. Only the standard library, and torch with
   --rank-var VAR            the variable holding this process's rank
   --fail-rank R --fail-status S
                             the rank that exits with status S once ready
+  --fail-after-ready N      the failing rank first waits for N ready files
+                            (all ranks' handlers installed)
   --wait                    the others wait, counting SIGTERM, SIGINT, SIGUSR1
                             and SIGHUP, until the Nth of a signal of --stop-on
                             (default SIGTERM=1,SIGINT=1), and exit 128+signal;
@@ -28,16 +30,18 @@ signals it got, and how it ended. Only the standard library, and torch with
 A file OUT/ready.<label>.<pid> says the handlers are installed.
 """
 import argparse
+import glob
 import json
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 
 ENV = ("LENS_E2E_NODE", "NEMO_LENS_RUN_ID", "NEMO_LENS_RUN_ID_DRAWN", "OTEL_RESOURCE_ATTRIBUTES", "TRACEPARENT",
        "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-       "PMIX_RANK", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
+       "PMIX_RANK", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID",
        "RANK", "WORLD_SIZE", "LOCAL_RANK", "GROUP_RANK", "TORCHELASTIC_RUN_ID",
        "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_USE_AGENT_STORE", "MASTER_ADDR", "MASTER_PORT")
 COUNTED = (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGHUP)
@@ -72,6 +76,7 @@ def main():
     p.add_argument("--fail-status", type=int, default=3)
     p.add_argument("--fail-if", default="", help="VAR=VALUE: in torchrun mode, the node whose agent has it fails")
     p.add_argument("--fail-until", type=int, default=0)
+    p.add_argument("--fail-after-ready", type=int, default=0)
     p.add_argument("--wait", action="store_true")
     p.add_argument("--stop-on", default="SIGTERM=1,SIGINT=1",
                    help="with --wait: exit on the Nth of a signal, 128+signal")
@@ -140,6 +145,9 @@ def main():
         failing = True
 
     if failing:
+        # Polls for a condition (the other ranks ready), not for time.
+        while len(glob.glob(os.path.join(a.out, "ready.%s.*" % a.label))) < a.fail_after_ready:
+            time.sleep(0.05)
         write(a.fail_status)
         return a.fail_status
     if a.wait:

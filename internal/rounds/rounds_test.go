@@ -1,0 +1,285 @@
+package rounds_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/rounds"
+)
+
+const (
+	r1 = "aaaaaaaa-1111-5111-8111-111111111111"
+	r2 = "22222222-2222-5222-8222-222222222222"
+	r3 = "33333333-3333-5333-8333-333333333333"
+)
+
+const header = "nemo.lens.rounds/1\n"
+
+// parseTests are Parse's rows; they seed FuzzParse.
+var parseTests = []struct {
+	name string
+	in   string
+	want []string // nil and bad: an error
+	bad  bool
+}{
+	{"empty record", header, nil, false},
+	{"two rounds", header + r1 + "\n" + r2 + "\n", []string{r1, r2}, false},
+	{"no file content", "", nil, true},
+	{"other header", "nemo.lens.rounds/2\n" + r1 + "\n", nil, true},
+	{"no final newline", header + r1, nil, true},
+	{"upper case", header + strings.ToUpper(r1) + "\n", nil, true},
+	{"no dashes", header + strings.ReplaceAll(r1, "-", "") + "\n", nil, true},
+	{"blank line", header + r1 + "\n\n", nil, true},
+	{"CRLF", header + r1 + "\r\n", nil, true},
+	{"a round twice", header + r1 + "\n" + r2 + "\n" + r1 + "\n", nil, true},
+	{"too many rounds", header + strings.Repeat(r1+"\n", rounds.MaxRounds+1), nil, true},
+	{"too long", header + strings.Repeat("x", 4096), nil, true},
+}
+
+// TestParse pins the record's format (docs/tracing.md#round-links).
+func TestParse(t *testing.T) {
+	t.Parallel()
+	for _, tc := range parseTests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := rounds.Parse([]byte(tc.in))
+			var pe *rounds.ParseError
+			if tc.bad != (err != nil) || (err != nil && !errors.As(err, &pe)) {
+				t.Fatalf("Parse error %v (%T), want bad %v", err, err, tc.bad)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Parse = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzParse: Parse never panics, what it accepts Format writes back byte
+// for byte, and a record never holds a round twice or more than MaxRounds.
+func FuzzParse(f *testing.F) {
+	for _, tc := range parseTests {
+		f.Add([]byte(tc.in))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := rounds.Parse(b)
+		if err != nil {
+			return
+		}
+		if back := rounds.Format(got); string(back) != string(b) {
+			t.Fatalf("Format(Parse(%q)) = %q", b, back)
+		}
+		if len(got) > rounds.MaxRounds || len(slices.Compact(slices.Sorted(slices.Values(got)))) != len(got) {
+			t.Fatalf("Parse(%q) = %q: too many or repeated", b, got)
+		}
+	})
+}
+
+// TestFormatKeepsNewest: a record keeps the newest MaxRounds rounds.
+func TestFormatKeepsNewest(t *testing.T) {
+	t.Parallel()
+	var in []string
+	for i := range rounds.MaxRounds + 3 {
+		in = append(in, fmt.Sprintf("00000000-0000-5000-8000-%012x", i))
+	}
+	got, err := rounds.Parse(rounds.Format(in))
+	if err != nil || !slices.Equal(got, in[3:]) {
+		t.Fatalf("Parse(Format(%d rounds)) = %d rounds, %v; want the newest %d", len(in), len(got), err, rounds.MaxRounds)
+	}
+}
+
+// TestNote: the rounds of one node in order, as the processes of each
+// round record them (docs/tracing.md#round-links).
+func TestNote(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "nemo-lens")
+	note := func(key, cur string) (string, bool) {
+		t.Helper()
+		p, ok, err := rounds.Note(dir, key, cur)
+		if err != nil {
+			t.Fatalf("Note(%s): %v", cur, err)
+		}
+		return p, ok
+	}
+	steps := []struct {
+		key, cur, want string // want "": no previous round
+	}{
+		{"run", r1, ""},   // the first process of round 1
+		{"run", r1, ""},   // another process of round 1
+		{"run", r2, r1},   // round 2
+		{"run", r2, r1},   // its second process, after the record has it
+		{"run", r3, r2},   // round 3
+		{"run", r1, ""},   // a late process of round 1 keeps its place
+		{"run", r2, r1},   // and one of round 2
+		{"other", r3, ""}, // another run: its own record
+	}
+	for i, s := range steps {
+		p, ok := note(s.key, s.cur)
+		if p != s.want || ok != (s.want != "") {
+			t.Errorf("step %d: Note(%s, %s) = %q, %v; want %q", i, s.key, s.cur, p, ok, s.want)
+		}
+	}
+	for _, path := range []string{dir, rounds.File(dir, "run")} {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s: mode %v, want owner-only", path, fi.Mode())
+		}
+	}
+	b, err := os.ReadFile(rounds.File(dir, "run"))
+	if err != nil || string(b) != header+r1+"\n"+r2+"\n"+r3+"\n" {
+		t.Errorf("record %q, %v", b, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".rounds-*")); len(left) != 0 {
+		t.Errorf("temporary files left: %q", left)
+	}
+}
+
+// TestNoteUnusable: what cannot be used gives no previous round and says
+// why; a record that is not one is replaced.
+func TestNoteUnusable(t *testing.T) {
+	t.Parallel()
+	t.Run("bad round", func(t *testing.T) {
+		t.Parallel()
+		if _, ok, err := rounds.Note(t.TempDir(), "k", "R1"); ok || !errors.Is(err, rounds.ErrRound) {
+			t.Errorf("Note = %v, %v; want no round, ErrRound", ok, err)
+		}
+	})
+	t.Run("relative directory", func(t *testing.T) {
+		t.Parallel()
+		if _, ok, err := rounds.Note("nemo-lens", "k", r1); ok || err == nil {
+			t.Errorf("Note = %v, %v; want no round, an error", ok, err)
+		}
+	})
+	t.Run("directory cannot be made", func(t *testing.T) {
+		t.Parallel()
+		// XDG_RUNTIME_DIR naming a directory that is gone (a stale session).
+		dir := filepath.Join(t.TempDir(), "gone", "nemo-lens")
+		if _, ok, err := rounds.Note(dir, "k", r1); ok || !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Note = %v, %v; want no round, not exist", ok, err)
+		}
+	})
+	t.Run("directory open to others", func(t *testing.T) {
+		t.Parallel()
+		dir := filepath.Join(t.TempDir(), "d")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, 0o755); err != nil { // whatever the umask
+			t.Fatal(err)
+		}
+		if _, ok, err := rounds.Note(dir, "k", r1); ok || !errors.Is(err, rounds.ErrUnsafe) {
+			t.Errorf("Note = %v, %v; want no round, ErrUnsafe", ok, err)
+		}
+	})
+	t.Run("directory is a symlink", func(t *testing.T) {
+		t.Parallel()
+		base := t.TempDir()
+		real := filepath.Join(base, "real")
+		if err := os.Mkdir(real, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(real, filepath.Join(base, "d")); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := rounds.Note(filepath.Join(base, "d"), "k", r1); ok || !errors.Is(err, rounds.ErrUnsafe) {
+			t.Errorf("Note = %v, %v; want no round, ErrUnsafe", ok, err)
+		}
+	})
+	t.Run("record is a symlink", func(t *testing.T) {
+		t.Parallel()
+		dir := privateDir(t)
+		target := filepath.Join(dir, "elsewhere")
+		if err := os.WriteFile(target, []byte(header+r1+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, rounds.File(dir, "k")); err != nil {
+			t.Fatal(err)
+		}
+		if p, ok, err := rounds.Note(dir, "k", r2); ok || err == nil {
+			t.Errorf("Note = %q, %v, %v; want no round, an error", p, ok, err)
+		}
+	})
+	t.Run("record open to others", func(t *testing.T) {
+		t.Parallel()
+		dir := privateDir(t)
+		writeRecord(t, dir, header+r1+"\n")
+		if err := os.Chmod(rounds.File(dir, "k"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if p, ok, err := rounds.Note(dir, "k", r2); ok || !errors.Is(err, rounds.ErrUnsafe) {
+			t.Errorf("Note = %q, %v, %v; want no round, ErrUnsafe", p, ok, err)
+		}
+	})
+	t.Run("not a record", func(t *testing.T) {
+		t.Parallel()
+		dir := privateDir(t)
+		writeRecord(t, dir, "junk")
+		var pe *rounds.ParseError
+		if p, ok, err := rounds.Note(dir, "k", r2); ok || !errors.As(err, &pe) {
+			t.Errorf("Note = %q, %v, %v; want no round, a ParseError", p, ok, err)
+		}
+		if p, ok, err := rounds.Note(dir, "k", r3); p != r2 || !ok || err != nil {
+			t.Errorf("after the replacement: Note = %q, %v, %v; want %s", p, ok, err, r2)
+		}
+	})
+	t.Run("unwritable directory", func(t *testing.T) {
+		t.Parallel()
+		if os.Getuid() == 0 {
+			t.Skip("root writes anyway")
+		}
+		dir := privateDir(t)
+		writeRecord(t, dir, header+r1+"\n")
+		if err := os.Chmod(dir, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
+		// What the record tells is still told.
+		if p, ok, err := rounds.Note(dir, "k", r2); p != r1 || !ok || err == nil {
+			t.Errorf("Note = %q, %v, %v; want %s and the write's error", p, ok, err, r1)
+		}
+	})
+}
+
+// TestDir pins where the records are.
+func TestDir(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env  environ.Map
+		want string
+	}{
+		{environ.Map{"XDG_RUNTIME_DIR": "/run/user/1000", "TMPDIR": "/scratch"}, "/run/user/1000/nemo-lens"},
+		{environ.Map{"XDG_RUNTIME_DIR": "run/user", "TMPDIR": "/scratch"}, "/scratch/nemo-lens-1000"},
+		{environ.Map{"TMPDIR": "relative"}, "/tmp/nemo-lens-1000"},
+		{environ.Map{}, "/tmp/nemo-lens-1000"},
+	} {
+		if got := rounds.Dir(tc.env, 1000); got != tc.want {
+			t.Errorf("Dir(%v) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}
+
+// privateDir returns a new owner-only directory.
+func privateDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "d")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// writeRecord writes the record of key "k" under dir, mode 0600.
+func writeRecord(t *testing.T, dir, text string) {
+	t.Helper()
+	if err := os.WriteFile(rounds.File(dir, "k"), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
