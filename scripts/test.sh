@@ -12,7 +12,7 @@
 #                qemu-aarch64-static and the amd64 binary in an empty root, the
 #                module files under Lmod (installs Debian's qemu-user-static and
 #                lmod as root if missing)
-#   fuzz         FUZZ_TARGETS fuzz targets (default 6 of the 24; the commit picks
+#   fuzz         FUZZ_TARGETS fuzz targets (default 6 of all of them; the commit picks
 #                which, rotating) for a fixed time each (FUZZTIME, default 15s)
 #   backends     builds the real backends of the e2e tests from their Go module pins
 #                (scripts/build-backends.sh): .bin/jaeger and .bin/otelcol (tools/jaeger),
