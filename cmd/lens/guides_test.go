@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -185,6 +186,29 @@ func TestGuides(t *testing.T) {
 						t.Errorf("%s, GOMEMLIMIT=%s: stderr %q", shell, value, r.stderr)
 					}
 				}
+			}
+		}},
+		// compatibility.md#divergence-slurm-local-integers: each note line
+		// is printed by lens detect --only slurm --explain in a job whose
+		// SLURM_NTASKS is the value the line quotes.
+		{"docs/compatibility.md", "compat-slurm-int-notes", func(t *testing.T, b mdblock.Block) {
+			lines := strings.Split(strings.TrimSuffix(b.Text, "\n"), "\n")
+			for _, line := range lines {
+				_, rest, _ := strings.Cut(line, "SLURM_NTASKS=")
+				quoted, err := strconv.QuotedPrefix(rest)
+				if err != nil {
+					t.Fatalf("%v: %q quotes no SLURM_NTASKS value: %v", b, line, err)
+				}
+				value, _ := strconv.Unquote(quoted)
+				r := runGuideScript(t, "sh", "lens detect --only slurm --explain",
+					map[string]string{"SLURM_JOB_ID": "1", "SLURM_NTASKS": value})
+				notes := strings.Split(r.stdout, "\n  ")
+				if r.code != 0 || !slices.Contains(notes, line) && !slices.Contains(notes, line+"\n") {
+					t.Errorf("SLURM_NTASKS=%s: lens detect printed (status %d):\n%s\nwant the note:\n%s", quoted, r.code, r.stdout, line)
+				}
+			}
+			if len(lines) < 2 {
+				t.Errorf("%v: only %d notes", b, len(lines))
 			}
 		}},
 	} {
