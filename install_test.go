@@ -21,7 +21,7 @@ import (
 // a newcomer pastes them: git clone (the GitHub URL, redirected by git's
 // url.insteadOf to a repository holding this commit), go install ./cmd/lens
 // and lens --version; the library from the clone with the README's snippets
-// as the program's code; then the release archives built by
+// as the program's code, built and run; then the release archives built by
 // scripts/release.sh in that clone, checked, unpacked and run.
 //
 // The expected version is computed here from git: the pseudo-version the go
@@ -158,6 +158,33 @@ func TestInstallDocs(t *testing.T) {
 	}
 	sh(app, nil, named("docs/install.md", "library-clone")...)
 	sh(app, nil, mdblock.Block{Name: "build the program", File: "install_test.go", Text: "go vet . && go build -o app .\n"})
+	// And it runs as the README says: the worker ("python", a stub that
+	// prints what it got) gets the rank and the role, carried as
+	// trainer%2Ca, the run id of the process and the context of its span.
+	stub := filepath.Join(tmp, "stub")
+	if err := os.MkdirAll(stub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stub, "python"), []byte("#!/bin/sh\nprintf 'worker %s\\n' \"$OTEL_RESOURCE_ATTRIBUTES\" \"$NEMO_LENS_RUN_ID\" \"$TRACEPARENT\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out = sh(app, []string{"PATH=" + stub + string(os.PathListSeparator) + os.Getenv("PATH"), "NEMO_LENS_ENABLED=true", "NEMO_LENS_EXPORTER=console"},
+		mdblock.Block{Name: "run the program", File: "install_test.go", Text: "./app\n"})
+	worker := regexp.MustCompile(`(?m)^worker (.*)$`).FindAllStringSubmatch(out, -1)
+	span := regexp.MustCompile(`"SpanContext":\{"TraceID":"([0-9a-f]{32})","SpanID":"([0-9a-f]{16})"`).FindStringSubmatch(out)
+	runID := regexp.MustCompile(`"nemo.run.id","Value":\{"Type":"STRING","Value":"([^"]+)"`).FindStringSubmatch(out)
+	if len(worker) != 3 || span == nil || runID == nil {
+		t.Fatalf("the README's program printed no worker lines or no span:\n%s", out)
+	}
+	if got := worker[0][1]; !strings.HasPrefix(got, "nv.dl.rank=0,nv.dl.role=trainer%2Ca,") {
+		t.Errorf("the worker's carrier is %q; want nv.dl.rank=0 and nv.dl.role=trainer%%2Ca first", got)
+	}
+	if got := worker[1][1]; got != runID[1] {
+		t.Errorf("the worker's NEMO_LENS_RUN_ID is %q; the span's nemo.run.id %q", got, runID[1])
+	}
+	if got, want := worker[2][1], "00-"+span[1]+"-"+span[2]+"-01"; got != want {
+		t.Errorf("the worker's TRACEPARENT is %q; want the span's %q", got, want)
+	}
 
 	// The release archives: scripts/release.sh in the clone, then check,
 	// unpack and run as a download.
