@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # All tests of lens-go, as CI runs them (.ci/run calls this script). Stages, in order:
-#   prereq       Go version, disk; installs Debian's valgrind if missing (as root)
+#   prereq       Go version, disk; installs Debian's valgrind and zsh if missing (as root)
 #   gofmt        gofmt -l on every .go file of the repository
 #   vet          go vet: the root, e2e, tools/scale and tools/mutation modules
 #   staticcheck  builds .bin/staticcheck from the pin in tools/lint (once; later
@@ -58,7 +58,7 @@ all_stages=(prereq gofmt vet staticcheck unit release fuzz backends e2e)
 # Stages run only when named with --stage, after the others.
 extra_stages=(mutation)
 declare -A describe=(
-	[prereq]="Go toolchain, disk space, valgrind"
+	[prereq]="Go toolchain, disk space, valgrind, zsh"
 	[gofmt]="gofmt -l on all .go files"
 	[vet]="go vet ./... (root, e2e, tools/scale and tools/mutation modules)"
 	[staticcheck]="build .bin/staticcheck (tools/lint pin), run it on the root, e2e, tools/scale and tools/mutation modules"
@@ -283,20 +283,25 @@ stage_prereq() {
 	if ((avail_kb < 5 * 1024 * 1024)); then
 		echo "WARNING: only $((avail_kb / 1024)) MiB free under $cache_dir; a cold run fills ~6 GB of Go caches"
 	fi
-	# valgrind: needed by a test that measures allocations/instructions.
-	if command -v valgrind >/dev/null; then
-		echo "valgrind: $(command -v valgrind)"
-	elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-		echo "valgrind is missing: installing Debian's valgrind package (apt-get, as root; it stays installed; log: $apt_log)"
-		apt_install valgrind || {
-			echo "apt-get install valgrind failed; see $apt_log" >&2
-			tail -n 20 "$apt_log" >&2 || true
-			return 1
-		}
-		echo "valgrind: installed $(valgrind --version)"
-	else
-		echo "WARNING: valgrind is missing and this is not root (or not Debian): the tests that need it will not run; install it with: apt-get install valgrind"
-	fi
+	# valgrind: needed by a test that measures allocations/instructions;
+	# zsh: one of the shells that evaluate lens env's output (dash, bash and
+	# sh are Debian's own).
+	local cmd
+	for cmd in valgrind zsh; do
+		if command -v "$cmd" >/dev/null; then
+			echo "$cmd: $(command -v "$cmd")"
+		elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+			echo "$cmd is missing: installing Debian's $cmd package (apt-get, as root; it stays installed; log: $apt_log)"
+			apt_install "$cmd" || {
+				echo "apt-get install $cmd failed; see $apt_log" >&2
+				tail -n 20 "$apt_log" >&2 || true
+				return 1
+			}
+			echo "$cmd: installed $(command -v "$cmd")"
+		else
+			echo "WARNING: $cmd is missing and this is not root (or not Debian): the tests that need it will not run; install it with: apt-get install $cmd"
+		fi
+	done
 }
 
 stage_gofmt() {

@@ -62,11 +62,10 @@ func wantEnvValue(t *testing.T, env map[string]string, stage, image string) stri
 func TestEnvEvalRoundTrip(t *testing.T) {
 	t.Parallel()
 	for _, shell := range []string{"bash", "sh", "dash", "zsh"} {
-		path, err := exec.LookPath(shell)
-		if err != nil {
-			t.Run(shell, func(t *testing.T) { t.Skipf("%s is not installed", shell) })
+		if !haveShell(t, shell) {
 			continue
 		}
+		path, _ := exec.LookPath(shell)
 		for _, stage := range []string{"sbatch", "task"} {
 			t.Run(shell+"/"+stage, func(t *testing.T) {
 				t.Parallel()
