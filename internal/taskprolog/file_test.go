@@ -32,6 +32,14 @@ func noHang(t *testing.T, what string, f func() error) error {
 	}
 }
 
+// mkfifo makes a FIFO at path.
+func mkfifo(t *testing.T, path string, mode uint32) {
+	t.Helper()
+	if err := syscall.Mkfifo(path, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestLoadPolicyNotRegular: a policy that is a FIFO (with no writer, and
 // with a writer that never writes), a device, a directory or a socket is
 // refused at once with ErrNotRegular, never read.
@@ -39,13 +47,9 @@ func TestLoadPolicyNotRegular(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo, 0o644)
 	held := filepath.Join(dir, "held-fifo")
-	if err := syscall.Mkfifo(held, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, held, 0o644)
 	// A writer that keeps the FIFO open and never writes: a read would
 	// wait for it forever.
 	w, err := os.OpenFile(held, os.O_RDWR, 0)
@@ -88,13 +92,9 @@ func TestAppendLog(t *testing.T) {
 		t.Errorf("per-user log %s: %v %v, want mode 0600", mine, fi, err)
 	}
 	fifo := filepath.Join(dir, "fifo.log")
-	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo, 0o666)
 	readFifo := filepath.Join(dir, "read-fifo.log")
-	if err := syscall.Mkfifo(readFifo, 0o666); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, readFifo, 0o666)
 	r, err := os.OpenFile(readFifo, os.O_RDWR, 0) // a reader that never reads
 	if err != nil {
 		t.Fatal(err)
