@@ -114,6 +114,20 @@ type result struct {
 	code           int
 }
 
+// shellStatus is the status of a finished command as a shell reports it:
+// its exit status, or 128+N when signal N ended it (lens exec ends by the
+// signal that killed its command); err when the command did not run.
+func shellStatus(err error) (int, error) {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return 0, err
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	return ee.ExitCode(), nil
+}
+
 // cliEnv is the environment of a lens binary run: PATH only, plus env
 // (env -i semantics).
 func cliEnv(env map[string]string) []string {
@@ -133,18 +147,8 @@ func runBin(t *testing.T, env map[string]string, stdin string, args ...string) r
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		// As a shell reports it: 128+N when signal N ended lens (lens exec
-		// ends by the signal that killed its command).
-		code = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-	case err != nil:
+	code, err := shellStatus(cmd.Run())
+	if err != nil {
 		t.Fatalf("running lens %q: %v", args, err)
 	}
 	return result{stdout.String(), stderr.String(), code}
