@@ -11,26 +11,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/nemolens/lens-go/internal/faulttest"
 	"github.com/nemolens/lens-go/internal/taskprolog"
 )
-
-// noHang runs f and fails the test when it has not returned after a
-// minute: a liveness bound for calls that used to block forever, not a
-// timing assertion (they return at once when they work).
-func noHang(t *testing.T, what string, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(time.Minute):
-		t.Fatalf("%s blocked", what)
-		return nil
-	}
-}
 
 // mkfifo makes a FIFO at path.
 func mkfifo(t *testing.T, path string, mode uint32) {
@@ -58,7 +42,7 @@ func TestLoadPolicyNotRegular(t *testing.T) {
 	}
 	defer w.Close()
 	for _, path := range []string{fifo, held, os.DevNull, dir} {
-		err := noHang(t, "LoadPolicy("+path+")", func() error { _, err := taskprolog.LoadPolicy(path); return err })
+		err := faulttest.NoHang(t, "LoadPolicy("+path+")", func() error { _, err := taskprolog.LoadPolicy(path); return err })
 		var pe *taskprolog.PolicyError
 		if !errors.Is(err, taskprolog.ErrNotRegular) || !errors.As(err, &pe) || pe.File != path {
 			t.Errorf("LoadPolicy(%s): %v, want a *PolicyError wrapping ErrNotRegular", path, err)
@@ -114,7 +98,7 @@ func TestAppendLog(t *testing.T) {
 		{dir, nil},  // EISDIR
 		{link, nil}, // ELOOP
 	} {
-		err := noHang(t, "AppendLog("+c.path+")", func() error { return taskprolog.AppendLog(c.path, uid, "x\n") })
+		err := faulttest.NoHang(t, "AppendLog("+c.path+")", func() error { return taskprolog.AppendLog(c.path, uid, "x\n") })
 		if err == nil || (c.want != nil && !errors.Is(err, c.want)) {
 			t.Errorf("AppendLog(%s): %v, want an error (%v)", c.path, err, c.want)
 		}
