@@ -59,9 +59,9 @@ type app struct {
 	// os.Getpid.
 	getpid func() int
 	// policyPath replaces lens taskprolog's default policy path when not
-	// empty; clock is its clock for the log file (nil: time.Now); syslog
-	// opens its syslog writer (nil: the local syslog daemon; a nil writer:
-	// none).
+	// empty; clock is its clock for the log file, and lens reckon's for
+	// the end of --wait (nil: time.Now); syslog opens its syslog writer
+	// (nil: the local syslog daemon; a nil writer: none).
 	policyPath string
 	clock      func() time.Time
 	syslog     func() io.WriteCloser

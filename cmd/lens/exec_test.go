@@ -138,15 +138,8 @@ func TestExecSignalForwarding(t *testing.T) {
 			for lines.Scan() {
 				rest = append(rest, lines.Text())
 			}
-			err = cmd.Wait()
-			var ee *exec.ExitError
-			code := 0
-			if errors.As(err, &ee) {
-				code = ee.ExitCode()
-				if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
-					code = 128 + int(ws.Signal())
-				}
-			} else if err != nil {
+			code, err := shellStatus(cmd.Wait())
+			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(rest, []string{tc.wantLine}) {

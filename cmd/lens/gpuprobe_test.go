@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nemolens/lens-go/attr"
+	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/collectortest"
+	"github.com/nemolens/lens-go/lensconv"
 )
 
 // TestExecHungProbeKeepsSpan (issue 25 item 4): telemetry on,
@@ -35,7 +40,11 @@ func TestExecHungProbeKeepsSpan(t *testing.T) {
 		"LENS_NVIDIA_PROCFS":      filepath.Join(dir, "gpus"), // no driver tree: nvidia-smi decides
 		"OTEL_BSP_EXPORT_TIMEOUT": "60000",
 	})
-	r := runBin(t, env, "", "exec", "--flush-timeout", "2s", "--", "true")
+	// The probe is stopped at half of --flush-timeout (5 s here), which
+	// leaves the export as long as lens's default flush timeout: it is
+	// the probe's hang that is under test, not how fast a loaded machine
+	// exports (with 2 s, the export had 1 s).
+	r := runBin(t, env, "", "exec", "--flush-timeout", "10s", "--", "true")
 	if r.code != 0 {
 		t.Fatalf("lens exec: %v", r)
 	}
@@ -150,6 +159,52 @@ func TestExecGPUIdentity(t *testing.T) {
 			}
 			if c.stderr != "" && lines != 1 {
 				t.Errorf("%d lines from lens on stderr, want 1 naming %s:\n%s", lines, c.stderr, r.stderr)
+			}
+		})
+	}
+}
+
+// TestGPUProbeStoppedWhenItsTimeIsUp: gpuProbe.complete, the half of
+// --flush-timeout over (a context already done), with a count probe that
+// blocks until it is stopped and with one that has already answered: the
+// first is stopped before complete returns, the span goes without
+// host.gpu.count and stderr says so; the second's count is kept, without a
+// word. Ordering, not durations (docs/exec.md#gpu-probe).
+func TestGPUProbeStoppedWhenItsTimeIsUp(t *testing.T) {
+	t.Parallel()
+	env := environ.Map{"LENS_NVIDIA_PROCFS": testdataPath(t, "gpu/gpus")}
+	over, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name    string
+		count   func(context.Context) (int, bool)
+		answers bool // the probe has answered before its time is up
+	}{
+		{"blocks", func(ctx context.Context) (int, bool) { <-ctx.Done(); return 4, true }, false},
+		{"answers", func(context.Context) (int, bool) { return 4, true }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var stderr bytes.Buffer
+			a := &app{stderr: &stderr, env: env, gpuCount: tc.count}
+			g := a.startGPUProbe(true)
+			if tc.answers {
+				<-g.done
+			} else {
+				<-g.idDone // the count probe runs
+			}
+			attrs := attr.NewMap()
+			g.complete(over, a, attrs)
+			if !finished(g.done) {
+				t.Fatal("complete returned with the probe still running")
+			}
+			v, ok := attrs.Get(lensconv.HostGPUCount)
+			if tc.answers && (!ok || v.AsInt64() != 4) || !tc.answers && ok {
+				t.Errorf("%s = %v, %v; want it only from the probe that answered", lensconv.HostGPUCount, v, ok)
+			}
+			said := strings.Contains(stderr.String(), "had not finished within half of --flush-timeout") && strings.Contains(stderr.String(), lensconv.HostGPUCount)
+			if said == tc.answers {
+				t.Errorf("stderr %q; want the stopped probe reported, and only it", stderr.String())
 			}
 		})
 	}

@@ -63,6 +63,7 @@ func TestMain(m *testing.M) {
 //	         then exit 7 for SIGINT, or die by SIGTERM
 //	kill     kill itself with SIGKILL
 //	burn=C,M spend C ms of CPU time and hold M MiB (see burn)
+//	rusage=MODE  run this binary in MODE, print its wait4 usage (see waitUsage)
 func helper(mode string) int {
 	switch {
 	case mode == "args":
@@ -94,6 +95,8 @@ func helper(mode string) int {
 		}
 	case strings.HasPrefix(mode, "burn="):
 		return burn(strings.TrimPrefix(mode, "burn="))
+	case strings.HasPrefix(mode, "rusage="):
+		return waitUsage(strings.TrimPrefix(mode, "rusage="))
 	case mode == "kill":
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		time.Sleep(10 * time.Second)
@@ -109,6 +112,20 @@ func helper(mode string) int {
 type result struct {
 	stdout, stderr string
 	code           int
+}
+
+// shellStatus is the status of a finished command as a shell reports it:
+// its exit status, or 128+N when signal N ended it (lens exec ends by the
+// signal that killed its command); err when the command did not run.
+func shellStatus(err error) (int, error) {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return 0, err
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	return ee.ExitCode(), nil
 }
 
 // cliEnv is the environment of a lens binary run: PATH only, plus env
@@ -130,18 +147,8 @@ func runBin(t *testing.T, env map[string]string, stdin string, args ...string) r
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		// As a shell reports it: 128+N when signal N ended lens (lens exec
-		// ends by the signal that killed its command).
-		code = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-	case err != nil:
+	code, err := shellStatus(cmd.Run())
+	if err != nil {
 		t.Fatalf("running lens %q: %v", args, err)
 	}
 	return result{stdout.String(), stderr.String(), code}

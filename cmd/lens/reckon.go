@@ -173,7 +173,7 @@ func (a *app) reckon(ctx context.Context, r reckonRun) error {
 		return nil
 	}
 	job := r.job
-	deadline := time.Now().Add(r.wait)
+	deadline := a.now().Add(r.wait) // a.clock: a test's clock decides when --wait ends
 	poll := a.reckonPoll
 	if poll <= 0 {
 		poll = reckonPoll
@@ -184,7 +184,7 @@ func (a *app) reckon(ctx context.Context, r reckonRun) error {
 	var nf *reckon.NotFinal
 	for {
 		jobs, err = reckon.Read(ctx, run, job)
-		if !errors.As(err, &nf) || !time.Now().Add(poll).Before(deadline) {
+		if !errors.As(err, &nf) || !a.now().Add(poll).Before(deadline) {
 			break
 		}
 		select {

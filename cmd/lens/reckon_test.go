@@ -122,16 +122,26 @@ func TestReckonRequeued(t *testing.T) {
 	}
 }
 
+// TestReckonNotFinal: a record that stays not final is asked for again
+// every poll until --wait ends, then lens reckon prints the submit line
+// and exports nothing. The clock advances 5 ms per sacct query (not with
+// the wall clock, which a loaded machine stretches: with time.Now the
+// first query alone could outlast --wait 20ms), so --wait 20ms at 1 ms
+// polls is exactly 4 queries.
 func TestReckonNotFinal(t *testing.T) {
 	t.Parallel()
 	for _, file := range []string{"running.sacct", "pending.sacct"} {
 		sacct, calls := fakeSacct(t, recordedSacct(t, file))
-		r := runReckon(t, environ.Map{"OTEL_TRACES_EXPORTER": "console"}, sacct, "--wait", "20ms", "8")
-		if r.code != 0 || !strings.Contains(r.stdout, "sbatch --dependency=afterany:8 examples/reckon.sbatch 8") || r.stderr != "" {
+		start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		clock := func() time.Time { return start.Add(time.Duration(calls.Load()) * 5 * time.Millisecond) }
+		var stdout, stderr bytes.Buffer
+		a := &app{stdout: &stdout, stderr: &stderr, env: environ.Map{"OTEL_TRACES_EXPORTER": "console"}, sacct: sacct, reckonPoll: time.Millisecond, clock: clock}
+		code := a.main(context.Background(), []string{"reckon", "--wait", "20ms", "8"})
+		if r := (reckonResult{stdout.String(), stderr.String(), code}); r.code != 0 || !strings.Contains(r.stdout, "sbatch --dependency=afterany:8 examples/reckon.sbatch 8") || r.stderr != "" {
 			t.Errorf("%s: %+v, want exit 0, the submit line, no spans", file, r)
 		}
-		if calls.Load() < 2 {
-			t.Errorf("%s: sacct asked %d times in --wait 20ms at 1ms intervals", file, calls.Load())
+		if calls.Load() != 4 {
+			t.Errorf("%s: sacct asked %d times in --wait 20ms at 1ms intervals, 5ms a query; want 4", file, calls.Load())
 		}
 	}
 }

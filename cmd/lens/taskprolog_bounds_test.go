@@ -20,6 +20,7 @@ import (
 
 	"github.com/nemolens/lens-go/carrier"
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/faulttest"
 )
 
 // liveness is how long a test waits for something that used to block
@@ -195,22 +196,9 @@ func TestTaskPrologStuckSyslog(t *testing.T) {
 		t.Fatal("dialSyslog found no socket")
 	}
 	defer w.Close()
-	err := noHangErr(t, func() error { _, err := io.WriteString(w, "one more"); return err })
+	err := faulttest.NoHang(t, "a write to a full syslog queue", func() error { _, err := io.WriteString(w, "one more"); return err })
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("write to a full syslog queue: %v, want os.ErrDeadlineExceeded", err)
-	}
-}
-
-func noHangErr(t *testing.T, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(liveness):
-		t.Fatal("blocked")
-		return nil
 	}
 }
 
@@ -277,7 +265,7 @@ func TestTaskPrologWatchdog(t *testing.T) {
 		syslog:      func() io.WriteCloser { return nil },
 		prologBound: 100 * time.Millisecond}
 	var code int
-	if err := noHangErr(t, func() error { code = a.main(t.Context(), []string{"taskprolog"}); return nil }); err != nil {
+	if err := faulttest.NoHang(t, "lens taskprolog", func() error { code = a.main(t.Context(), []string{"taskprolog"}); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if code != 0 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "gave up after 60ms while computing the exports; nothing exported") {

@@ -14,29 +14,8 @@ import (
 	"testing"
 
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/internal/mdblock"
 )
-
-// guideMarker is the first line of the fenced ```sh blocks of
-// docs/taskprolog.md that TestTaskPrologGuide runs as written.
-const guideMarker = "# guide: taskprolog"
-
-// fencedBlocks returns the fenced code blocks of markdown text, each with
-// its info string.
-func fencedBlocks(text string) (infos, bodies []string) {
-	lines := strings.SplitAfter(text, "\n")
-	for i := 0; i < len(lines); i++ {
-		info, ok := strings.CutPrefix(strings.TrimRight(lines[i], "\n"), "```")
-		if !ok {
-			continue
-		}
-		var b strings.Builder
-		for i++; i < len(lines) && strings.TrimRight(lines[i], "\n") != "```"; i++ {
-			b.WriteString(lines[i])
-		}
-		infos, bodies = append(infos, info), append(bodies, b.String())
-	}
-	return infos, bodies
-}
 
 // destdir rewrites the absolute paths a guide installs to (/etc, /var,
 // /shared) to lie under root, as a DESTDIR does.
@@ -45,10 +24,10 @@ func destdir(text, root string) string {
 }
 
 // TestTaskPrologGuide runs the install commands of docs/taskprolog.md
-// (the ```sh blocks that start with "# guide: taskprolog") as written with
-// bash -e, in the repository (for examples/), with their absolute paths
-// under an empty root, after putting the lens binary where
-// docs/install.md#shared-path puts it. Then it checks what they installed
+// (the blocks marked <!-- test: taskprolog-guide -->, internal/mdblock) as
+// written with bash (mdblock.Script), in the repository (for examples/),
+// with their absolute paths under an empty root, after putting the lens
+// binary where docs/install.md#shared-path puts it. Then it checks what they installed
 // (the example policy, the 1733 log directory, the wrapper slurm.conf's
 // TaskProlog= names, pointing at the shared binary) and runs that wrapper
 // as slurmstepd would, in a step task and the batch step of a job whose
@@ -58,28 +37,29 @@ func destdir(text, root string) string {
 // `install -m 0644 taskprolog.conf` had neither the file nor -D.
 func TestTaskPrologGuide(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile(repoFile("docs/taskprolog.md"))
-	if err != nil {
-		t.Fatal(err)
+	// named returns the text of the blocks of docs/taskprolog.md marked name.
+	named := func(name string) []mdblock.Block {
+		t.Helper()
+		b, err := mdblock.Named(repoFile("docs/taskprolog.md"), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
-	infos, bodies := fencedBlocks(string(doc))
-	var script, taskProlog, docPolicy string
-	for i, body := range bodies {
-		switch {
-		case infos[i] == "sh" && strings.HasPrefix(body, guideMarker+"\n"):
-			script += body
-		case strings.HasPrefix(body, "# slurm.conf"):
-			for _, l := range strings.Split(body, "\n") {
-				if v, ok := strings.CutPrefix(l, "TaskProlog="); ok {
-					taskProlog = v
-				}
+	script := mdblock.Script(named("taskprolog-guide")...)
+	var taskProlog, docPolicy string
+	for _, b := range named("taskprolog-slurm-conf") {
+		for _, l := range strings.Split(b.Text, "\n") {
+			if v, ok := strings.CutPrefix(l, "TaskProlog="); ok {
+				taskProlog = v
 			}
-		case strings.HasPrefix(body, "# /etc/nemo-lens/taskprolog.conf\n"):
-			docPolicy = body
 		}
 	}
-	if script == "" || taskProlog == "" || docPolicy == "" {
-		t.Fatalf("docs/taskprolog.md: guide commands %q, TaskProlog= %q, policy %q; want all three", script, taskProlog, docPolicy)
+	for _, b := range named("taskprolog-policy") {
+		docPolicy += b.Text
+	}
+	if taskProlog == "" || !strings.HasPrefix(docPolicy, "# /etc/nemo-lens/taskprolog.conf\n") {
+		t.Fatalf("docs/taskprolog.md: TaskProlog= %q, policy %q; want both", taskProlog, docPolicy)
 	}
 	example, err := os.ReadFile(repoFile("examples/taskprolog.conf"))
 	if err != nil {
@@ -106,7 +86,7 @@ func TestTaskPrologGuide(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("bash", "-e", "-c", destdir(script, root))
+	cmd := exec.Command("bash", "-c", destdir(script, root))
 	cmd.Dir = repoFile("")
 	cmd.Env = cliEnv(map[string]string{"HOME": root, "TMPDIR": t.TempDir()})
 	out, err := cmd.CombinedOutput()

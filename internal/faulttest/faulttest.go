@@ -1,10 +1,15 @@
 // Package faulttest holds the hostile inputs that the fault-injection
 // suites of the library (faults_test.go) and of the lens command
 // (cmd/lens/faults_test.go) both feed to what they test, so that the two
-// suites try the same faults. Only tests import it.
+// suites try the same faults, and [NoHang], the liveness bound of calls
+// that used to block forever. Only tests import it.
 package faulttest
 
-import "strings"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // Protocols are the OTLP protocols every fault is tried over.
 func Protocols() []string { return []string{"grpc", "http/protobuf"} }
@@ -68,4 +73,21 @@ func Lines(s string) []string {
 		}
 	}
 	return out
+}
+
+// NoHang runs f and returns its error; when f has not returned after a
+// minute it fails t, naming what blocked. A liveness bound for calls that
+// used to block forever (a FIFO, a full syslog queue, a stuck probe), not
+// a timing assertion: they return at once when they work.
+func NoHang(t testing.TB, what string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute):
+		t.Fatalf("%s blocked", what)
+		return nil
+	}
 }

@@ -11,24 +11,16 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/nemolens/lens-go/internal/faulttest"
 	"github.com/nemolens/lens-go/internal/taskprolog"
 )
 
-// noHang runs f and fails the test when it has not returned after a
-// minute: a liveness bound for calls that used to block forever, not a
-// timing assertion (they return at once when they work).
-func noHang(t *testing.T, what string, f func() error) error {
+// mkfifo makes a FIFO at path.
+func mkfifo(t *testing.T, path string, mode uint32) {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(time.Minute):
-		t.Fatalf("%s blocked", what)
-		return nil
+	if err := syscall.Mkfifo(path, mode); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -39,13 +31,9 @@ func TestLoadPolicyNotRegular(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo, 0o644)
 	held := filepath.Join(dir, "held-fifo")
-	if err := syscall.Mkfifo(held, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, held, 0o644)
 	// A writer that keeps the FIFO open and never writes: a read would
 	// wait for it forever.
 	w, err := os.OpenFile(held, os.O_RDWR, 0)
@@ -54,7 +42,7 @@ func TestLoadPolicyNotRegular(t *testing.T) {
 	}
 	defer w.Close()
 	for _, path := range []string{fifo, held, os.DevNull, dir} {
-		err := noHang(t, "LoadPolicy("+path+")", func() error { _, err := taskprolog.LoadPolicy(path); return err })
+		err := faulttest.NoHang(t, "LoadPolicy("+path+")", func() error { _, err := taskprolog.LoadPolicy(path); return err })
 		var pe *taskprolog.PolicyError
 		if !errors.Is(err, taskprolog.ErrNotRegular) || !errors.As(err, &pe) || pe.File != path {
 			t.Errorf("LoadPolicy(%s): %v, want a *PolicyError wrapping ErrNotRegular", path, err)
@@ -88,13 +76,9 @@ func TestAppendLog(t *testing.T) {
 		t.Errorf("per-user log %s: %v %v, want mode 0600", mine, fi, err)
 	}
 	fifo := filepath.Join(dir, "fifo.log")
-	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo, 0o666)
 	readFifo := filepath.Join(dir, "read-fifo.log")
-	if err := syscall.Mkfifo(readFifo, 0o666); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, readFifo, 0o666)
 	r, err := os.OpenFile(readFifo, os.O_RDWR, 0) // a reader that never reads
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +98,7 @@ func TestAppendLog(t *testing.T) {
 		{dir, nil},  // EISDIR
 		{link, nil}, // ELOOP
 	} {
-		err := noHang(t, "AppendLog("+c.path+")", func() error { return taskprolog.AppendLog(c.path, uid, "x\n") })
+		err := faulttest.NoHang(t, "AppendLog("+c.path+")", func() error { return taskprolog.AppendLog(c.path, uid, "x\n") })
 		if err == nil || (c.want != nil && !errors.Is(err, c.want)) {
 			t.Errorf("AppendLog(%s): %v, want an error (%v)", c.path, err, c.want)
 		}

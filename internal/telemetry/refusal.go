@@ -18,8 +18,11 @@ import (
 var ErrCollectorRefused = errors.New("the collector refused the connection")
 
 // probeTimeout bounds the one connection attempt a final export makes when
-// the last attempt of the exporter was refused.
-const probeTimeout = 250 * time.Millisecond
+// the last attempt of the exporter was refused, and the guard's TLS probes
+// (see tlsguard.go). A variable only so that the package's tests can raise
+// it (TestMain): their subject is what a probe finds, not its budget, which
+// a loaded machine can miss.
+var probeTimeout = 250 * time.Millisecond
 
 // RefusalGuard makes the final exports of an OTLP/gRPC exporter end at once
 // when the collector refuses connections. The gRPC exporter retries an
