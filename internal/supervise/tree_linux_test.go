@@ -1,0 +1,321 @@
+//go:build linux
+
+package supervise
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The relayed signals, written from docs/exec.md#signals: the catchable
+// signals a sender may mean for the command and the real-time ones, 35
+// (SIGRTMIN+1) to 64 (SIGRTMAX); SIGRTMIN itself cannot be caught by a Go
+// program (TestSIGRTMINEndsLens). SIGTERM comes last in the tests: it
+// ends the child.
+var wantRelayed = func() []syscall.Signal {
+	out := []syscall.Signal{
+		syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGABRT, syscall.SIGUSR1,
+		syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGWINCH, syscall.SIGIO, syscall.SIGPWR,
+		syscall.SIGTSTP,
+	}
+	for s := syscall.Signal(35); s <= 64; s++ {
+		out = append(out, s)
+	}
+	return out
+}()
+
+// ready is what the child says once its handlers are installed.
+type ready struct {
+	pid, pgid int
+	ignored   uint64 // its SigIgn mask at start
+	fg        int    // the terminal's foreground group, or -1
+}
+
+func (tr *tree) ready() ready {
+	tr.t.Helper()
+	f := tr.awaitInts("ready ")
+	return ready{pid: f[0], pgid: f[1], ignored: uint64(f[2]), fg: f[3]}
+}
+
+// lens is lens's pid and process group after Start, and the mode in force.
+func (tr *tree) lens() (pid, pgrp int, mode string) {
+	tr.t.Helper()
+	f := tr.await("lens ")
+	if len(f) != 3 {
+		tr.t.Fatalf("lens line %q", f)
+	}
+	pid, pgrp = atoi(tr.t, f[0]), atoi(tr.t, f[1])
+	return pid, pgrp, f[2]
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			t.Fatalf("%q is not a number", s)
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n
+}
+
+// TestRelayPassesEachSignalOn: in ModeRelay the command leads a process
+// group of its own, and every signal of the set sent to lens's pid reaches
+// it once, in order; SIGTERM, passed on inside a Slurm job, is noted as
+// possibly received twice, the others are not.
+func TestRelayPassesEachSignalOn(t *testing.T) {
+	t.Parallel()
+	tr := startTree(t, ModeRelay, "record", helperSlurm+"=1")
+	c := tr.ready()
+	lens, pgrp, mode := tr.lens()
+	if mode != "relay" {
+		t.Fatalf("mode %s, want relay", mode)
+	}
+	if c.pgid != c.pid {
+		t.Errorf("the command is in process group %d, want its own (%d)", c.pgid, c.pid)
+	}
+	if pgrp != tr.leader {
+		t.Errorf("lens is in process group %d, want the one it was started in (%d)", pgrp, tr.leader)
+	}
+	if c.ignored != 0 {
+		t.Errorf("the command started with signals %#x ignored, want none", c.ignored)
+	}
+	for _, s := range wantRelayed {
+		tr.signal(lens, s)
+		if got := tr.nextSig(); got != s {
+			t.Fatalf("sent %v to lens, the command got %v next", sigName(s), sigName(got))
+		}
+	}
+	if n := tr.notes(); len(n) != 0 {
+		t.Errorf("notes before SIGTERM: %q", n)
+	}
+	tr.signal(lens, syscall.SIGTERM)
+	if got := tr.nextSig(); got != syscall.SIGTERM {
+		t.Fatalf("sent SIGTERM to lens, the command got %v", sigName(got))
+	}
+	if status, _, _ := tr.exit(); status != 7 {
+		t.Errorf("exit status %d, want the command's 7", status)
+	}
+	if n := tr.notes(); len(n) != 1 || !strings.HasPrefix(n[0], "passed SIGTERM on") {
+		t.Errorf("notes %q, want one that SIGTERM was passed on", n)
+	}
+}
+
+// TestAsideLeavesTheGroupToTheCommand: in ModeAside lens leaves the
+// process group it was started in for one of its own and starts the
+// command there: a signal to that group reaches the command once, not
+// lens; one to lens's pid is passed on. Outside Slurm nothing is noted.
+func TestAsideLeavesTheGroupToTheCommand(t *testing.T) {
+	t.Parallel()
+	tr := startTree(t, ModeAside, "record")
+	c := tr.ready()
+	lens, pgrp, mode := tr.lens()
+	if mode != "aside" {
+		t.Fatalf("mode %s, want aside", mode)
+	}
+	if c.pgid != tr.leader {
+		t.Errorf("the command is in process group %d, want the one lens was started in (%d)", c.pgid, tr.leader)
+	}
+	if pgrp != lens {
+		t.Errorf("lens is in process group %d, want its own (%d)", pgrp, lens)
+	}
+	// The group's signal reaches the command directly; had lens got it
+	// too, the command would get it a second time before the next one.
+	tr.signal(-tr.leader, syscall.SIGUSR1)
+	if got := tr.nextSig(); got != syscall.SIGUSR1 {
+		t.Fatalf("sent SIGUSR1 to the group, the command got %v", sigName(got))
+	}
+	for _, s := range []syscall.Signal{syscall.SIGUSR2, 64, syscall.SIGCONT} {
+		tr.signal(lens, s)
+		if got := tr.nextSig(); got != s {
+			t.Fatalf("sent %v to lens, the command got %v next", sigName(s), sigName(got))
+		}
+	}
+	tr.signal(-tr.leader, syscall.SIGTERM)
+	if got := tr.nextSig(); got != syscall.SIGTERM {
+		t.Fatalf("sent SIGTERM to the group, the command got %v", sigName(got))
+	}
+	status, _, pgrp := tr.exit()
+	if status != 7 {
+		t.Errorf("exit status %d, want the command's 7", status)
+	}
+	if pgrp != lens {
+		t.Errorf("after the exit lens is in process group %d, want its own (%d)", pgrp, lens)
+	}
+	if n := tr.notes(); len(n) != 0 {
+		t.Errorf("notes outside Slurm: %q", n)
+	}
+}
+
+// TestDirectPassesNothingOn: in ModeDirect the command stays in lens's
+// group; a signal to lens's pid is not passed on, and noted once.
+func TestDirectPassesNothingOn(t *testing.T) {
+	t.Parallel()
+	tr := startTree(t, ModeDirect, "record", helperSlurm+"=1")
+	c := tr.ready()
+	lens, pgrp, mode := tr.lens()
+	if mode != "direct" {
+		t.Fatalf("mode %s, want direct", mode)
+	}
+	if c.pgid != tr.leader || pgrp != tr.leader {
+		t.Errorf("the command is in process group %d and lens in %d, want both in %d", c.pgid, pgrp, tr.leader)
+	}
+	tr.signal(lens, syscall.SIGUSR1)
+	// Either lens's note or, passed on, the command's line comes first.
+	for {
+		var l string
+		select {
+		case l = <-tr.lines:
+		case <-time.After(guard):
+			t.Fatal("no note, no signal")
+		}
+		if strings.HasPrefix(l, "sig ") {
+			t.Fatalf("SIGUSR1 sent to lens reached the command (%q)", l)
+		}
+		if strings.HasPrefix(l, "note ") {
+			if !strings.HasPrefix(l, "note SIGUSR1 was not passed on") {
+				t.Errorf("note %q", l)
+			}
+			break
+		}
+		tr.seen = append(tr.seen, l)
+	}
+	tr.signal(-tr.leader, syscall.SIGUSR2)
+	if got := tr.nextSig(); got != syscall.SIGUSR2 {
+		t.Fatalf("sent SIGUSR2 to the group, the command got %v", sigName(got))
+	}
+	tr.signal(-tr.leader, syscall.SIGTERM)
+	if got := tr.nextSig(); got != syscall.SIGTERM {
+		t.Fatalf("sent SIGTERM to the group, the command got %v", sigName(got))
+	}
+	if status, _, _ := tr.exit(); status != 7 {
+		t.Errorf("exit status %d, want the command's 7", status)
+	}
+	if n := tr.notes(); len(n) != 0 {
+		t.Errorf("more notes: %q", n)
+	}
+}
+
+// TestInheritedIgnoredReachTheCommand: lens started with SIGHUP and SIGINT
+// ignored (nohup, a shell's background job) starts the command with them
+// ignored, and no other; one sent to lens's pid still reaches a command
+// that handles it.
+func TestInheritedIgnoredReachTheCommand(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []Mode{ModeRelay, ModeAside} {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			tr := startTree(t, mode, "record", helperIgnore+"=1 2")
+			c := tr.ready()
+			lens, _, _ := tr.lens()
+			const want = 1<<(syscall.SIGHUP-1) | 1<<(syscall.SIGINT-1)
+			if c.ignored != want {
+				t.Errorf("the command started with signals %#x ignored, want %#x (SIGHUP, SIGINT)", c.ignored, uint64(want))
+			}
+			for _, s := range []syscall.Signal{syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGINT, syscall.SIGTERM} {
+				tr.signal(lens, s)
+				if got := tr.nextSig(); got != s {
+					t.Fatalf("sent %v to lens, the command got %v next", sigName(s), sigName(got))
+				}
+			}
+			if status, _, _ := tr.exit(); status != 7 {
+				t.Errorf("exit status %d, want the command's 7", status)
+			}
+		})
+	}
+}
+
+// TestStopAndContinue: a command that stops itself (SIGTSTP) stops lens
+// too, so that a shell sees the job stopped. In ModeRelay a SIGCONT to
+// lens continues the command's group; in ModeAside lens waits, stopped, in
+// the command's group, so that the shell's SIGCONT to the job continues
+// both, and what reaches lens meanwhile was sent to that group: it is
+// noted, not passed on a second time; lens then leaves the group again. A
+// SIGCONT to lens's pid alone continues the command too.
+func TestStopAndContinue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode  Mode
+		group bool // continue the group, not lens's pid
+	}{
+		{ModeRelay, false},
+		{ModeAside, true},
+		{ModeAside, false},
+	} {
+		name := tc.mode.String() + "/pid"
+		if tc.group {
+			name = tc.mode.String() + "/group"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tr := startTree(t, tc.mode, "stop")
+			c := tr.ready()
+			lens, _, _ := tr.lens()
+			if got := tr.awaitInts("leader sees lens stopped ")[0]; got != int(syscall.SIGSTOP) {
+				t.Fatalf("lens stopped by %d", got)
+			}
+			if tc.group {
+				// Pending in both while stopped: the command gets it
+				// from the group, lens must not pass it on.
+				tr.signal(-c.pgid, syscall.SIGUSR1)
+				tr.signal(-c.pgid, syscall.SIGCONT)
+				tr.await("resumed")
+				if got := tr.nextSig(); got != syscall.SIGUSR1 {
+					t.Fatalf("the command got %v, want SIGUSR1", sigName(got))
+				}
+			} else {
+				tr.signal(lens, syscall.SIGCONT)
+				tr.await("resumed")
+			}
+			// lens is out of the command's group again (ModeAside): a
+			// signal to the group reaches the command once.
+			tr.signal(-c.pgid, syscall.SIGUSR2)
+			if got := tr.nextSig(); got != syscall.SIGUSR2 {
+				t.Fatalf("sent SIGUSR2 to the group, the command got %v", sigName(got))
+			}
+			tr.signal(lens, syscall.SIGUSR1)
+			if got := tr.nextSig(); got != syscall.SIGUSR1 {
+				t.Fatalf("sent SIGUSR1 to lens, the command got %v", sigName(got))
+			}
+			tr.signal(lens, syscall.SIGTERM)
+			if got := tr.nextSig(); got != syscall.SIGTERM {
+				t.Fatalf("sent SIGTERM to lens, the command got %v", sigName(got))
+			}
+			status, _, pgrp := tr.exit()
+			if status != 7 {
+				t.Errorf("exit status %d, want the command's 7", status)
+			}
+			n := tr.notes()
+			if tc.group {
+				if len(n) != 1 || !strings.HasPrefix(n[0], "SIGUSR1 arrived while the command was stopped") {
+					t.Errorf("notes %q, want one that SIGUSR1 was not passed on", n)
+				}
+			} else if len(n) != 0 {
+				t.Errorf("notes %q", n)
+			}
+			if tc.mode == ModeAside && pgrp != lens {
+				t.Errorf("lens ended in process group %d, want its own (%d)", pgrp, lens)
+			}
+		})
+	}
+}
+
+// TestSIGRTMINEndsLens pins a limit (docs/exec.md#signals): the Go runtime
+// keeps signal 34 (SIGRTMIN, musl's SIGSYNCCALL: golang/go#39343) for
+// itself and installs no handler for it, so os/signal cannot subscribe to
+// it; sent to lens, it ends lens (its default action), and the command
+// gets the parent-death signal. When this fails, the runtime lets it be
+// caught: relay it and drop this test.
+func TestSIGRTMINEndsLens(t *testing.T) {
+	t.Parallel()
+	tr := startTree(t, ModeRelay, "record")
+	tr.ready()
+	lens, _, _ := tr.lens()
+	tr.signal(lens, sigRTMin)
+	if got := tr.awaitInts("leader sees lens killed ")[0]; got != sigRTMin {
+		t.Errorf("lens was killed by %d, want %d", got, sigRTMin)
+	}
+}
