@@ -41,6 +41,7 @@ const (
 	helperIgnore  = "LENS_SUPERVISE_TEST_IGNORE" // leader: signal numbers it ignores
 	helperChild   = "LENS_SUPERVISE_TEST_CHILD"  // child: record or stop
 	helperDie     = "LENS_SUPERVISE_TEST_DIE"    // die: the signal number for Die
+	helperFg      = "LENS_SUPERVISE_TEST_FG"     // leader: 1 to continue lens as fg does
 	helperMessage = "helper: "
 )
 
@@ -126,6 +127,13 @@ func leaderMain() int {
 			return 2
 		case ws.Stopped():
 			say("leader sees lens stopped %d", ws.StopSignal())
+			if os.Getenv(helperFg) == "1" {
+				// A shell's fg: the job's group gets the terminal (from
+				// the background: SIGTTOU ignored), then SIGCONT.
+				signal.Ignore(syscall.SIGTTOU)
+				_ = tcsetpgrp(0, syscall.Getpgrp())
+				_ = syscall.Kill(proc.Pid, syscall.SIGCONT)
+			}
 		case ws.Exited():
 			return ws.ExitStatus()
 		case ws.Signaled():
@@ -202,7 +210,7 @@ func childMain() int {
 		signal.Notify(cont, syscall.SIGCONT)
 		_ = syscall.Kill(os.Getpid(), syscall.SIGTSTP)
 		<-cont
-		say("resumed")
+		say("resumed %d", foreground())
 	}
 	for s := range c {
 		n := int(s.(syscall.Signal))
@@ -220,6 +228,7 @@ type tree struct {
 	leader int
 	lines  chan string
 	done   chan struct{} // closed when the leader has been waited for
+	status syscall.WaitStatus
 	stderr *lockedBuffer
 	seen   []string // lines read past while awaiting others
 }
@@ -286,6 +295,7 @@ func startHelper(t *testing.T, sys *syscall.SysProcAttr, stdin *os.File, role st
 		_, _ = io.Copy(io.Discard, out)
 		close(tr.lines)
 		_ = cmd.Wait()
+		tr.status, _ = cmd.ProcessState.Sys().(syscall.WaitStatus)
 		close(tr.done)
 	}()
 	if err := <-started; err != nil {

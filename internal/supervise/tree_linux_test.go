@@ -3,10 +3,13 @@
 package supervise
 
 import (
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // The relayed signals, written from docs/exec.md#signals: the catchable
@@ -262,13 +265,13 @@ func TestStopAndContinue(t *testing.T) {
 				// from the group, lens must not pass it on.
 				tr.signal(-c.pgid, syscall.SIGUSR1)
 				tr.signal(-c.pgid, syscall.SIGCONT)
-				tr.await("resumed")
+				tr.await("resumed ")
 				if got := tr.nextSig(); got != syscall.SIGUSR1 {
 					t.Fatalf("the command got %v, want SIGUSR1", sigName(got))
 				}
 			} else {
 				tr.signal(lens, syscall.SIGCONT)
-				tr.await("resumed")
+				tr.await("resumed ")
 			}
 			// lens is out of the command's group again (ModeAside): a
 			// signal to the group reaches the command once.
@@ -317,5 +320,120 @@ func TestSIGRTMINEndsLens(t *testing.T) {
 	tr.signal(lens, sigRTMin)
 	if got := tr.awaitInts("leader sees lens killed ")[0]; got != sigRTMin {
 		t.Errorf("lens was killed by %d, want %d", got, sigRTMin)
+	}
+}
+
+// openPTY opens a pseudo-terminal: its master and its slave.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	var n uint32
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		t.Fatalf("TIOCGPTN: %v", e)
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Fatalf("TIOCSPTLCK: %v", e)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return m, s
+}
+
+// TestTerminalForeground: lens in the foreground of a terminal (a shell's
+// job: the leader has it as controlling terminal) hands the foreground to
+// the command in ModeRelay and takes it back once the command has
+// exited; ModeAside and ModeDirect never touch it.
+func TestTerminalForeground(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []Mode{ModeRelay, ModeAside, ModeDirect} {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			_, pts := openPTY(t)
+			tr := startHelper(t, &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}, pts, "leader",
+				helperMode+"="+mode.String(), helperChild+"=record")
+			c := tr.ready()
+			lens, _, _ := tr.lens()
+			want := tr.leader
+			if mode == ModeRelay {
+				want = c.pid
+			}
+			if c.fg != want {
+				t.Errorf("the command runs with the terminal's foreground at group %d, want %d", c.fg, want)
+			}
+			if mode == ModeDirect {
+				tr.signal(-tr.leader, syscall.SIGTERM) // the sender reaches the command itself
+			} else {
+				tr.signal(lens, syscall.SIGTERM)
+			}
+			status, fg, pgrp := tr.exit()
+			if status != 7 {
+				t.Errorf("exit status %d, want 7", status)
+			}
+			if fg != tr.leader || pgrp != tr.leader && mode != ModeAside {
+				t.Errorf("after the exit the foreground is %d, lens's group %d, want %d", fg, pgrp, tr.leader)
+			}
+		})
+	}
+}
+
+// TestTerminalForegroundAfterStop: a command stopped in the foreground
+// stops lens; a shell's fg gives the terminal to lens's group and
+// continues it, and lens hands the terminal on to the command's group
+// before continuing it.
+func TestTerminalForegroundAfterStop(t *testing.T) {
+	t.Parallel()
+	_, pts := openPTY(t)
+	tr := startHelper(t, &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}, pts, "leader",
+		helperMode+"=relay", helperChild+"=stop", helperFg+"=1")
+	c := tr.ready()
+	lens, _, _ := tr.lens()
+	tr.await("leader sees lens stopped ")
+	if fg := tr.awaitInts("resumed ")[0]; fg != c.pid {
+		t.Errorf("the command was continued with the foreground at group %d, want its own (%d)", fg, c.pid)
+	}
+	tr.signal(lens, syscall.SIGTERM)
+	if status, fg, _ := tr.exit(); status != 7 || fg != tr.leader {
+		t.Errorf("exit status %d, foreground %d; want 7, %d", status, fg, tr.leader)
+	}
+}
+
+// TestDie: Die ends the process with the signal, without a core file;
+// it returns for what cannot end it that way.
+func TestDie(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		sig    syscall.Signal
+		killed bool
+	}{
+		{syscall.SIGTERM, true},
+		{syscall.SIGQUIT, true}, // would dump core
+		{syscall.SIGKILL, true},
+		{64, true},
+		{65, false},
+		{0, false},
+		{syscall.SIGSTOP, false},
+	} {
+		t.Run(strconv.Itoa(int(tc.sig)), func(t *testing.T) {
+			t.Parallel()
+			tr := startHelper(t, &syscall.SysProcAttr{Setpgid: true}, nil, "die", helperDie+"="+strconv.Itoa(int(tc.sig)))
+			for range tr.lines {
+			}
+			<-tr.done
+			ws := tr.status
+			switch {
+			case tc.killed && (!ws.Signaled() || ws.Signal() != tc.sig || ws.CoreDump()):
+				t.Errorf("Die(%d): wait status %#x, want killed by %d without a core file", tc.sig, uint32(ws), tc.sig)
+			case !tc.killed && (!ws.Exited() || ws.ExitStatus() != 3):
+				t.Errorf("Die(%d): wait status %#x, want a return (exit 3)", tc.sig, uint32(ws))
+			}
+		})
 	}
 }
