@@ -222,6 +222,21 @@ func childMain() int {
 	return 0
 }
 
+// abort is closed when a test of a process tree fails under -failfast:
+// the others stop waiting for their lines (a mutant that breaks the relay
+// often leaves some tree waiting until the guard, and go test -failfast
+// still waits for the tests that run in parallel).
+var (
+	abort     = make(chan struct{})
+	abortOnce sync.Once
+)
+
+func failFast(t *testing.T) {
+	if f := flag.Lookup("test.failfast"); t.Failed() && f != nil && f.Value.String() == "true" {
+		abortOnce.Do(func() { close(abort) })
+	}
+}
+
 // tree is a leader's process tree, seen from the test.
 type tree struct {
 	t      *testing.T
@@ -306,6 +321,7 @@ func startHelper(t *testing.T, sys *syscall.SysProcAttr, stdin *os.File, role st
 		t.Fatalf("leader pid %d", tr.leader)
 	}
 	t.Cleanup(func() {
+		failFast(t)
 		_ = syscall.Kill(tr.leader, syscall.SIGKILL)
 		for range tr.lines {
 		}
@@ -348,6 +364,8 @@ func (tr *tree) await(prefix string) []string {
 			tr.seen = append(tr.seen, l)
 		case <-time.After(guard):
 			tr.t.Fatalf("no line %q", prefix)
+		case <-abort:
+			tr.t.Fatalf("no line %q yet, and another test failed (-failfast)", prefix)
 		}
 	}
 }
@@ -403,6 +421,8 @@ func (tr *tree) exit() (status, fg, pgrp int) {
 	case <-tr.done:
 	case <-time.After(guard):
 		tr.t.Fatal("the leader did not exit")
+	case <-abort:
+		tr.t.Fatal("the leader has not exited, and another test failed (-failfast)")
 	}
 	return status, fg, pgrp
 }

@@ -78,13 +78,13 @@ func TestRelayPassesEachSignalOn(t *testing.T) {
 		t.Fatalf("mode %s, want relay", mode)
 	}
 	if c.pgid != c.pid {
-		t.Errorf("the command is in process group %d, want its own (%d)", c.pgid, c.pid)
+		t.Fatalf("the command is in process group %d, want its own (%d)", c.pgid, c.pid)
 	}
 	if pgrp != tr.leader {
-		t.Errorf("lens is in process group %d, want the one it was started in (%d)", pgrp, tr.leader)
+		t.Fatalf("lens is in process group %d, want the one it was started in (%d)", pgrp, tr.leader)
 	}
 	if c.ignored != 0 {
-		t.Errorf("the command started with signals %#x ignored, want none", c.ignored)
+		t.Fatalf("the command started with signals %#x ignored, want none", c.ignored)
 	}
 	for _, s := range wantRelayed {
 		tr.signal(lens, s)
@@ -120,10 +120,10 @@ func TestAsideLeavesTheGroupToTheCommand(t *testing.T) {
 		t.Fatalf("mode %s, want aside", mode)
 	}
 	if c.pgid != tr.leader {
-		t.Errorf("the command is in process group %d, want the one lens was started in (%d)", c.pgid, tr.leader)
+		t.Fatalf("the command is in process group %d, want the one lens was started in (%d)", c.pgid, tr.leader)
 	}
 	if pgrp != lens {
-		t.Errorf("lens is in process group %d, want its own (%d)", pgrp, lens)
+		t.Fatalf("lens is in process group %d, want its own (%d)", pgrp, lens)
 	}
 	// The group's signal reaches the command directly; had lens got it
 	// too, the command would get it a second time before the next one.
@@ -164,7 +164,7 @@ func TestDirectPassesNothingOn(t *testing.T) {
 		t.Fatalf("mode %s, want direct", mode)
 	}
 	if c.pgid != tr.leader || pgrp != tr.leader {
-		t.Errorf("the command is in process group %d and lens in %d, want both in %d", c.pgid, pgrp, tr.leader)
+		t.Fatalf("the command is in process group %d and lens in %d, want both in %d", c.pgid, pgrp, tr.leader)
 	}
 	tr.signal(lens, syscall.SIGUSR1)
 	// Either lens's note or, passed on, the command's line comes first.
@@ -174,6 +174,8 @@ func TestDirectPassesNothingOn(t *testing.T) {
 		case l = <-tr.lines:
 		case <-time.After(guard):
 			t.Fatal("no note, no signal")
+		case <-abort:
+			t.Fatal("no note, no signal yet, and another test failed (-failfast)")
 		}
 		if strings.HasPrefix(l, "sig ") {
 			t.Fatalf("SIGUSR1 sent to lens reached the command (%q)", l)
@@ -216,7 +218,7 @@ func TestInheritedIgnoredReachTheCommand(t *testing.T) {
 			lens, _, _ := tr.lens()
 			const want = 1<<(syscall.SIGHUP-1) | 1<<(syscall.SIGINT-1)
 			if c.ignored != want {
-				t.Errorf("the command started with signals %#x ignored, want %#x (SIGHUP, SIGINT)", c.ignored, uint64(want))
+				t.Fatalf("the command started with signals %#x ignored, want %#x (SIGHUP, SIGINT)", c.ignored, uint64(want))
 			}
 			for _, s := range []syscall.Signal{syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGINT, syscall.SIGTERM} {
 				tr.signal(lens, s)
@@ -366,7 +368,7 @@ func TestTerminalForeground(t *testing.T) {
 				want = c.pid
 			}
 			if c.fg != want {
-				t.Errorf("the command runs with the terminal's foreground at group %d, want %d", c.fg, want)
+				t.Fatalf("the command runs with the terminal's foreground at group %d, want %d", c.fg, want)
 			}
 			if mode == ModeDirect {
 				tr.signal(-tr.leader, syscall.SIGTERM) // the sender reaches the command itself
@@ -397,7 +399,7 @@ func TestTerminalForegroundAfterStop(t *testing.T) {
 	lens, _, _ := tr.lens()
 	tr.await("leader sees lens stopped ")
 	if fg := tr.awaitInts("resumed ")[0]; fg != c.pid {
-		t.Errorf("the command was continued with the foreground at group %d, want its own (%d)", fg, c.pid)
+		t.Fatalf("the command was continued with the foreground at group %d, want its own (%d)", fg, c.pid)
 	}
 	tr.signal(lens, syscall.SIGTERM)
 	if status, fg, _ := tr.exit(); status != 7 || fg != tr.leader {
