@@ -4,7 +4,6 @@ package supervise
 
 import (
 	"bufio"
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -25,7 +24,7 @@ import (
 // shell's stand-in: the leader of a process group of its own, or of a
 // session with a terminal), which starts "lens" (Notify and Start, as lens
 // exec does), which starts the command, a "child" that says on its standard
-// output what it observes: its process group, its ignored signals, the
+// error what it observes: its process group, its ignored signals, the
 // terminal's foreground group, each signal it receives. Every process of
 // the tree writes whole lines to the same pipe, which the test reads; the
 // test synchronises on those lines, never on time.
@@ -65,10 +64,11 @@ func TestMain(m *testing.M) {
 	os.Exit(2)
 }
 
-// say writes one line to standard output in one write, so that the lines
-// of the processes that share the pipe do not mix.
+// say writes one line to standard error in one write, so that the lines
+// of the processes that share the pipe do not mix. Standard error, so that
+// standard input and output can be a terminal.
 func say(format string, a ...any) {
-	_, _ = os.Stdout.WriteString(fmt.Sprintf(format, a...) + "\n")
+	_, _ = os.Stderr.WriteString(fmt.Sprintf(format, a...) + "\n")
 }
 
 // helperEnviron is the environment of a helper in role, the others' roles
@@ -244,25 +244,7 @@ type tree struct {
 	lines  chan string
 	done   chan struct{} // closed when the leader has been waited for
 	status syscall.WaitStatus
-	stderr *lockedBuffer
 	seen   []string // lines read past while awaiting others
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // coverEnv passes the test binary's coverage directory on to the helpers,
@@ -276,7 +258,7 @@ func coverEnv() []string {
 }
 
 // startHelper starts the test binary in role with env added, its standard
-// output read as lines, from a locked thread so that the helper's
+// error read as lines, its standard input and output stdin (nil: none), from a locked thread so that the helper's
 // parent-death signal fires when the test binary ends, not before.
 func startHelper(t *testing.T, sys *syscall.SysProcAttr, stdin *os.File, role string, env ...string) *tree {
 	t.Helper()
@@ -284,14 +266,15 @@ func startHelper(t *testing.T, sys *syscall.SysProcAttr, stdin *os.File, role st
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &tree{t: t, lines: make(chan string, 256), done: make(chan struct{}), stderr: &lockedBuffer{}}
+	tr := &tree{t: t, lines: make(chan string, 256), done: make(chan struct{})}
 	cmd := exec.Command(exe)
 	cmd.Env = append(helperEnviron(role, env...), coverEnv()...)
 	sys.Pdeathsig = syscall.SIGKILL
 	cmd.SysProcAttr = sys
-	cmd.Stdin = stdin
-	cmd.Stderr = tr.stderr
-	out, err := cmd.StdoutPipe()
+	if stdin != nil {
+		cmd.Stdin, cmd.Stdout = stdin, stdin
+	}
+	out, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +310,7 @@ func startHelper(t *testing.T, sys *syscall.SysProcAttr, stdin *os.File, role st
 		}
 		<-tr.done
 		if t.Failed() {
-			t.Logf("lines read past: %q\nstderr of the helpers:\n%s", tr.seen, tr.stderr.String())
+			t.Logf("lines read past: %q", tr.seen)
 		}
 	})
 	return tr

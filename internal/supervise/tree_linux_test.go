@@ -352,7 +352,8 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 // TestTerminalForeground: lens in the foreground of a terminal (a shell's
 // job: the leader has it as controlling terminal) hands the foreground to
 // the command in ModeRelay and takes it back once the command has
-// exited; ModeAside and ModeDirect never touch it.
+// exited; ModeAside and ModeDirect never touch it. The terminal is lens's
+// standard input and output.
 func TestTerminalForeground(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []Mode{ModeRelay, ModeAside, ModeDirect} {
