@@ -197,7 +197,7 @@ func childMain() int {
 	ign := inheritedIgnored()
 	stop := os.Getenv(helperChild) == "stop"
 	if stop {
-		signal.Notify(c, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2)
+		signal.Notify(c, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2, syscall.Signal(sigRTMax))
 	} else {
 		signal.Notify(c, subscribed()...)
 		signal.Ignore(syscall.SIGCHLD, syscall.SIGPIPE) // not relayed, not recorded
