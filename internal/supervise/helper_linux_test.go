@@ -55,9 +55,18 @@ func TestMain(m *testing.M) {
 	case "child":
 		os.Exit(childMain())
 	case "die":
+		// A core file size limit that Die's zero would change, where
+		// the hard limit allows one.
+		var core syscall.Rlimit
+		_ = syscall.Getrlimit(syscall.RLIMIT_CORE, &core)
+		core.Cur = min(core.Max, 1<<20)
+		_ = syscall.Setrlimit(syscall.RLIMIT_CORE, &core)
+		_ = syscall.Getrlimit(syscall.RLIMIT_CORE, &core)
+		before := core.Cur
 		n, _ := strconv.Atoi(os.Getenv(helperDie))
 		Die(syscall.Signal(n))
-		say("returned")
+		_ = syscall.Getrlimit(syscall.RLIMIT_CORE, &core)
+		say("returned %d %d", before, core.Cur)
 		os.Exit(3)
 	}
 	fmt.Fprintln(os.Stderr, helperMessage+"unknown role "+os.Getenv(helperEnv))

@@ -405,7 +405,7 @@ func TestTerminalForegroundAfterStop(t *testing.T) {
 }
 
 // TestDie: Die ends the process with the signal, without a core file;
-// it returns for what cannot end it that way.
+// it returns, having changed nothing, for what cannot end it that way.
 func TestDie(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -423,9 +423,18 @@ func TestDie(t *testing.T) {
 		t.Run(strconv.Itoa(int(tc.sig)), func(t *testing.T) {
 			t.Parallel()
 			tr := startHelper(t, &syscall.SysProcAttr{Setpgid: true}, nil, "die", helperDie+"="+strconv.Itoa(int(tc.sig)))
-			for range tr.lines {
+			var returned []string
+			for l := range tr.lines {
+				if f, ok := strings.CutPrefix(l, "returned "); ok {
+					returned = strings.Fields(f)
+				}
 			}
 			<-tr.done
+			// Die returns before it changes anything: the core file
+			// size limit is the one it was called with.
+			if len(returned) == 2 && returned[0] != returned[1] {
+				t.Errorf("Die(%d) returned with the core file size limit %s, was %s", tc.sig, returned[1], returned[0])
+			}
 			ws := tr.status
 			switch {
 			case tc.killed && (!ws.Signaled() || ws.Signal() != tc.sig || ws.CoreDump()):
