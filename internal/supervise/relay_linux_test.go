@@ -23,7 +23,7 @@ func startQueued(t *testing.T, mode Mode, args []string, early ...os.Signal) (*P
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = syscall.Kill(p.Pid(), syscall.SIGKILL); p.Close() })
+	t.Cleanup(func() { failFast(t); _ = syscall.Kill(p.Pid(), syscall.SIGKILL); p.Close() })
 	return p, sigs
 }
 
@@ -35,6 +35,9 @@ func waitExit(t *testing.T, p *Process) Exit {
 		return p.Wait()
 	case <-time.After(guard):
 		t.Fatalf("the command (pid %d) did not exit", p.Pid())
+		return Exit{}
+	case <-abort:
+		t.Fatalf("the command (pid %d) has not exited, and another test failed (-failfast)", p.Pid())
 		return Exit{}
 	}
 }
@@ -48,6 +51,9 @@ func interruptedBy(t *testing.T, p *Process) syscall.Signal {
 		return p.intBy
 	case <-time.After(guard):
 		t.Fatal("no request to stop")
+		return 0
+	case <-abort:
+		t.Fatal("no request to stop yet, and another test failed (-failfast)")
 		return 0
 	}
 }
