@@ -41,6 +41,7 @@ const (
 	helperChild   = "LENS_SUPERVISE_TEST_CHILD"  // child: record or stop
 	helperDie     = "LENS_SUPERVISE_TEST_DIE"    // die: the signal number for Die
 	helperFg      = "LENS_SUPERVISE_TEST_FG"     // leader: 1 to continue lens as fg does
+	helperArgs    = "LENS_SUPERVISE_TEST_ARGS"   // lens: the command, instead of the child
 	helperMessage = "helper: "
 )
 
@@ -118,7 +119,8 @@ func leaderMain() int {
 		return 2
 	}
 	proc, err := os.StartProcess(exe, []string{exe}, &os.ProcAttr{
-		Env:   helperEnviron("lens", "LENS_SUPERVISE_TEST_MODE="+os.Getenv(helperMode), "LENS_SUPERVISE_TEST_SLURM="+os.Getenv(helperSlurm), "LENS_SUPERVISE_TEST_CHILD="+os.Getenv(helperChild)),
+		Env: helperEnviron("lens", helperMode+"="+os.Getenv(helperMode), helperSlurm+"="+os.Getenv(helperSlurm),
+			helperChild+"="+os.Getenv(helperChild), helperArgs+"="+os.Getenv(helperArgs)),
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
@@ -163,8 +165,12 @@ func lensMain() int {
 		fmt.Fprintln(os.Stderr, helperMessage, err, err2)
 		return 2
 	}
+	args := []string{exe}
+	if a := strings.Fields(os.Getenv(helperArgs)); len(a) > 0 {
+		args = a
+	}
 	p, err := Start(&Command{
-		Args:    []string{exe},
+		Args:    args,
 		Env:     helperEnviron("child", "LENS_SUPERVISE_TEST_CHILD="+os.Getenv(helperChild)),
 		Stdin:   os.Stdin,
 		Stdout:  os.Stdout,
@@ -175,7 +181,7 @@ func lensMain() int {
 		Note:    func(line string) { say("note %s", line) },
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, helperMessage, err)
+		say("start error in %d: %v", syscall.Getpgrp(), err)
 		return 2
 	}
 	say("lens %d %d %s", os.Getpid(), syscall.Getpgrp(), p.Mode())
@@ -314,7 +320,11 @@ func startHelper(t *testing.T, sys *syscall.SysProcAttr, stdin *os.File, role st
 	}
 	t.Cleanup(func() {
 		failFast(t)
-		_ = syscall.Kill(tr.leader, syscall.SIGKILL)
+		select {
+		case <-tr.done: // reaped: its pid may be another process's now
+		default:
+			_ = syscall.Kill(tr.leader, syscall.SIGKILL)
+		}
 		for range tr.lines {
 		}
 		<-tr.done

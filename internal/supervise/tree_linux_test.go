@@ -471,3 +471,14 @@ func (tr *tree) awaitGroup(pid, pgrp int) {
 		}
 	}
 }
+
+// TestAsideStartFailure: when the command cannot be started, lens in
+// ModeAside is back in the process group it was started in.
+func TestAsideStartFailure(t *testing.T) {
+	t.Parallel()
+	tr := startTree(t, ModeAside, "record", helperArgs+"=/nonexistent/lens-test-command")
+	f := tr.await("start error in ")
+	if len(f) == 0 || f[0] != strconv.Itoa(tr.leader)+":" {
+		t.Errorf("start error %q, want lens back in process group %d", f, tr.leader)
+	}
+}
