@@ -108,6 +108,8 @@ var jobSignals = func() []os.Signal {
 // for it, saying when it stops; its exit status is lens's.
 func leaderMain() int {
 	runtime.LockOSThread() // the thread that forks lens lives as long as lens
+	at := Locate(nil)
+	say("leader place %t %t", at.PID1, at.Leader)
 	signal.Notify(make(chan os.Signal, 1), jobSignals...)
 	for _, f := range strings.Fields(os.Getenv(helperIgnore)) {
 		n, _ := strconv.Atoi(f)
@@ -159,6 +161,7 @@ func leaderMain() int {
 // exit with the terminal's foreground group then.
 func lensMain() int {
 	sigs := Notify()
+	at := Locate(nil)
 	mode, err := ParseMode(os.Getenv(helperMode))
 	exe, err2 := os.Executable()
 	if err != nil || err2 != nil {
@@ -185,6 +188,7 @@ func lensMain() int {
 		return 2
 	}
 	say("lens %d %d %s", os.Getpid(), syscall.Getpgrp(), p.Mode())
+	say("place %t %t", at.PID1, at.Leader)
 	e := p.Wait()
 	say("exit %d fg %d pgrp %d", e.Status(), foreground(), syscall.Getpgrp())
 	p.Close()

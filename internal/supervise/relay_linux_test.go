@@ -96,8 +96,8 @@ func TestEarlySignalPassedOn(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
 			p, _ := startQueued(t, mode, []string{"/bin/sleep", "1000"}, syscall.SIGTERM)
-			if e := waitExit(t, p); e.Signal != syscall.SIGTERM {
-				t.Errorf("exit %v, want killed by SIGTERM", e)
+			if e := waitExit(t, p); e.Signal != syscall.SIGTERM || e.Code != -1 {
+				t.Errorf("exit %+v, want killed by SIGTERM, code -1", e)
 			}
 		})
 	}
@@ -128,4 +128,13 @@ func TestSigName(t *testing.T) {
 			t.Errorf("sigName(%d) = %q, want %q", s, got, want)
 		}
 	}
+}
+
+// TestSignalsStop: Stop ends a subscription, and does nothing on nil
+// Signals (no subscription: in-process use).
+func TestSignalsStop(t *testing.T) {
+	t.Parallel()
+	var none *Signals
+	none.Stop()
+	(&Signals{c: make(chan os.Signal, 1)}).Stop()
 }

@@ -86,6 +86,13 @@ func TestRelayPassesEachSignalOn(t *testing.T) {
 	if c.ignored != 0 {
 		t.Fatalf("the command started with signals %#x ignored, want none", c.ignored)
 	}
+	// Locate: the leader leads its group, lens does not; neither is PID 1.
+	if f := tr.await("leader place "); strings.Join(f, " ") != "false true" {
+		t.Errorf("the leader's place: PID1, Leader %q, want false true", f)
+	}
+	if f := tr.await("place "); strings.Join(f, " ") != "false false" {
+		t.Errorf("lens's place: PID1, Leader %q, want false false", f)
+	}
 	for _, s := range wantRelayed {
 		tr.signal(lens, s)
 		if got := tr.nextSig(); got != s {
@@ -204,23 +211,23 @@ func TestDirectPassesNothingOn(t *testing.T) {
 	}
 }
 
-// TestInheritedIgnoredReachTheCommand: lens started with SIGHUP and SIGINT
-// ignored (nohup, a shell's background job) starts the command with them
-// ignored, and no other; one sent to lens's pid still reaches a command
-// that handles it.
+// TestInheritedIgnoredReachTheCommand: lens started with SIGHUP, SIGINT
+// and SIGTSTP ignored (nohup, a shell's background job) starts the command
+// with them ignored, and no other; one sent to lens's pid still reaches a
+// command that handles it.
 func TestInheritedIgnoredReachTheCommand(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []Mode{ModeRelay, ModeAside} {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
-			tr := startTree(t, mode, "record", helperIgnore+"=1 2")
+			tr := startTree(t, mode, "record", helperIgnore+"=1 2 20")
 			c := tr.ready()
 			lens, _, _ := tr.lens()
-			const want = 1<<(syscall.SIGHUP-1) | 1<<(syscall.SIGINT-1)
+			const want = 1<<(syscall.SIGHUP-1) | 1<<(syscall.SIGINT-1) | 1<<(syscall.SIGTSTP-1)
 			if c.ignored != want {
-				t.Fatalf("the command started with signals %#x ignored, want %#x (SIGHUP, SIGINT)", c.ignored, uint64(want))
+				t.Fatalf("the command started with signals %#x ignored, want %#x (SIGHUP, SIGINT, SIGTSTP)", c.ignored, uint64(want))
 			}
-			for _, s := range []syscall.Signal{syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGINT, syscall.SIGTERM} {
+			for _, s := range []syscall.Signal{syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGINT, syscall.SIGTSTP, syscall.SIGTERM} {
 				tr.signal(lens, s)
 				if got := tr.nextSig(); got != s {
 					t.Fatalf("sent %v to lens, the command got %v next", sigName(s), sigName(got))
