@@ -94,18 +94,12 @@ func TestRelayPassesEachSignalOn(t *testing.T) {
 		t.Errorf("lens's place: PID1, Leader %q, want false false", f)
 	}
 	for _, s := range wantRelayed {
-		tr.signal(lens, s)
-		if got := tr.nextSig(); got != s {
-			t.Fatalf("sent %v to lens, the command got %v next", sigName(s), sigName(got))
-		}
+		tr.send(lens, s)
 	}
 	if n := tr.notes(); len(n) != 0 {
 		t.Errorf("notes before SIGTERM: %q", n)
 	}
-	tr.signal(lens, syscall.SIGTERM)
-	if got := tr.nextSig(); got != syscall.SIGTERM {
-		t.Fatalf("sent SIGTERM to lens, the command got %v", sigName(got))
-	}
+	tr.send(lens, syscall.SIGTERM)
 	if status, _, _ := tr.exit(); status != 7 {
 		t.Errorf("exit status %d, want the command's 7", status)
 	}
@@ -134,20 +128,11 @@ func TestAsideLeavesTheGroupToTheCommand(t *testing.T) {
 	}
 	// The group's signal reaches the command directly; had lens got it
 	// too, the command would get it a second time before the next one.
-	tr.signal(-tr.leader, syscall.SIGUSR1)
-	if got := tr.nextSig(); got != syscall.SIGUSR1 {
-		t.Fatalf("sent SIGUSR1 to the group, the command got %v", sigName(got))
-	}
+	tr.send(-tr.leader, syscall.SIGUSR1)
 	for _, s := range []syscall.Signal{syscall.SIGUSR2, 64, syscall.SIGCONT} {
-		tr.signal(lens, s)
-		if got := tr.nextSig(); got != s {
-			t.Fatalf("sent %v to lens, the command got %v next", sigName(s), sigName(got))
-		}
+		tr.send(lens, s)
 	}
-	tr.signal(-tr.leader, syscall.SIGTERM)
-	if got := tr.nextSig(); got != syscall.SIGTERM {
-		t.Fatalf("sent SIGTERM to the group, the command got %v", sigName(got))
-	}
+	tr.send(-tr.leader, syscall.SIGTERM)
 	status, _, pgrp := tr.exit()
 	if status != 7 {
 		t.Errorf("exit status %d, want the command's 7", status)
@@ -195,14 +180,8 @@ func TestDirectPassesNothingOn(t *testing.T) {
 		}
 		tr.seen = append(tr.seen, l)
 	}
-	tr.signal(-tr.leader, syscall.SIGUSR2)
-	if got := tr.nextSig(); got != syscall.SIGUSR2 {
-		t.Fatalf("sent SIGUSR2 to the group, the command got %v", sigName(got))
-	}
-	tr.signal(-tr.leader, syscall.SIGTERM)
-	if got := tr.nextSig(); got != syscall.SIGTERM {
-		t.Fatalf("sent SIGTERM to the group, the command got %v", sigName(got))
-	}
+	tr.send(-tr.leader, syscall.SIGUSR2)
+	tr.send(-tr.leader, syscall.SIGTERM)
 	if status, _, _ := tr.exit(); status != 7 {
 		t.Errorf("exit status %d, want the command's 7", status)
 	}
@@ -228,10 +207,7 @@ func TestInheritedIgnoredReachTheCommand(t *testing.T) {
 				t.Fatalf("the command started with signals %#x ignored, want %#x (SIGHUP, SIGINT, SIGTSTP)", c.ignored, uint64(want))
 			}
 			for _, s := range []syscall.Signal{syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGINT, syscall.SIGTSTP, syscall.SIGTERM} {
-				tr.signal(lens, s)
-				if got := tr.nextSig(); got != s {
-					t.Fatalf("sent %v to lens, the command got %v next", sigName(s), sigName(got))
-				}
+				tr.send(lens, s)
 			}
 			if status, _, _ := tr.exit(); status != 7 {
 				t.Errorf("exit status %d, want the command's 7", status)
@@ -285,18 +261,9 @@ func TestStopAndContinue(t *testing.T) {
 			}
 			// lens is out of the command's group again (ModeAside): a
 			// signal to the group reaches the command once.
-			tr.signal(-c.pgid, syscall.SIGUSR2)
-			if got := tr.nextSig(); got != syscall.SIGUSR2 {
-				t.Fatalf("sent SIGUSR2 to the group, the command got %v", sigName(got))
-			}
-			tr.signal(lens, syscall.SIGUSR1)
-			if got := tr.nextSig(); got != syscall.SIGUSR1 {
-				t.Fatalf("sent SIGUSR1 to lens, the command got %v", sigName(got))
-			}
-			tr.signal(lens, syscall.SIGTERM)
-			if got := tr.nextSig(); got != syscall.SIGTERM {
-				t.Fatalf("sent SIGTERM to lens, the command got %v", sigName(got))
-			}
+			tr.send(-c.pgid, syscall.SIGUSR2)
+			tr.send(lens, syscall.SIGUSR1)
+			tr.send(lens, syscall.SIGTERM)
 			status, _, pgrp := tr.exit()
 			if status != 7 {
 				t.Errorf("exit status %d, want the command's 7", status)
@@ -487,5 +454,19 @@ func TestAsideStartFailure(t *testing.T) {
 	f := tr.await("start error in ")
 	if len(f) == 0 || f[0] != strconv.Itoa(tr.leader)+":" {
 		t.Errorf("start error %q, want lens back in process group %d", f, tr.leader)
+	}
+}
+
+// send sends sig to pid (lens, or a group when negative) and fails unless
+// the next signal the command says it received is sig.
+func (tr *tree) send(pid int, sig syscall.Signal) {
+	tr.t.Helper()
+	tr.signal(pid, sig)
+	if got := tr.nextSig(); got != sig {
+		to := "lens"
+		if pid < 0 {
+			to = "the group"
+		}
+		tr.t.Fatalf("sent %v to %s, the command got %v next", sigName(sig), to, sigName(got))
 	}
 }
