@@ -42,6 +42,7 @@ const (
 	helperDie     = "LENS_SUPERVISE_TEST_DIE"    // die: the signal number for Die
 	helperFg      = "LENS_SUPERVISE_TEST_FG"     // leader: 1 to continue lens as fg does
 	helperArgs    = "LENS_SUPERVISE_TEST_ARGS"   // lens: the command, instead of the child
+	helperBg      = "LENS_SUPERVISE_TEST_BG"     // leader: 1 to start lens in a group of its own
 	helperMessage = "helper: "
 )
 
@@ -124,7 +125,7 @@ func leaderMain() int {
 		Env: helperEnviron("lens", helperMode+"="+os.Getenv(helperMode), helperSlurm+"="+os.Getenv(helperSlurm),
 			helperChild+"="+os.Getenv(helperChild), helperArgs+"="+os.Getenv(helperArgs)),
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: os.Getenv(helperBg) == "1"},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, helperMessage, err)
@@ -218,8 +219,8 @@ func childMain() int {
 	if stop {
 		signal.Notify(c, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2, syscall.Signal(sigRTMax))
 	} else {
-		signal.Notify(c, subscribed()...)
-		signal.Ignore(syscall.SIGCHLD, syscall.SIGPIPE) // not relayed, not recorded
+		signal.Notify(c, append(subscribed(), syscall.SIGTTIN)...) // SIGTTIN: lens must not pass it on
+		signal.Ignore(syscall.SIGCHLD, syscall.SIGPIPE)            // not relayed, not recorded
 	}
 	say("ready %d %d %#x %d", os.Getpid(), syscall.Getpgrp(), ign, foreground())
 	if stop {

@@ -470,3 +470,52 @@ func (tr *tree) send(pid int, sig syscall.Signal) {
 		tr.t.Fatalf("sent %v to %s, the command got %v next", sigName(sig), to, sigName(got))
 	}
 }
+
+// TestUnsubscribedSignalStopsLens: a signal outside the set is not lens's
+// to pass on: SIGTTIN sent to lens stops lens (its default action), and
+// does not reach the command.
+func TestUnsubscribedSignalStopsLens(t *testing.T) {
+	t.Parallel()
+	tr := startTree(t, ModeRelay, "record")
+	tr.ready()
+	lens, _, _ := tr.lens()
+	tr.signal(lens, syscall.SIGTTIN)
+	for {
+		var l string
+		select {
+		case l = <-tr.lines:
+		case <-time.After(guard):
+			t.Fatal("lens did not stop, the command got nothing")
+		}
+		if strings.HasPrefix(l, "sig ") {
+			t.Fatalf("SIGTTIN sent to lens reached the command (%q)", l)
+		}
+		if strings.HasPrefix(l, "leader sees lens stopped 21") {
+			break
+		}
+		tr.seen = append(tr.seen, l)
+	}
+	tr.send(lens, syscall.SIGCONT)
+	tr.send(lens, syscall.SIGTERM)
+	if status, _, _ := tr.exit(); status != 7 {
+		t.Errorf("exit status %d, want the command's 7", status)
+	}
+}
+
+// TestTerminalBackground: lens in the background of a terminal (a group
+// of its own, not the foreground one) leaves the foreground where it is.
+func TestTerminalBackground(t *testing.T) {
+	t.Parallel()
+	_, pts := openPTY(t)
+	tr := startHelper(t, &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}, pts, "leader",
+		helperMode+"=relay", helperChild+"=record", helperBg+"=1")
+	c := tr.ready()
+	lens, _, _ := tr.lens()
+	if c.fg != tr.leader {
+		t.Fatalf("the command runs with the terminal's foreground at group %d, want the leader's (%d)", c.fg, tr.leader)
+	}
+	tr.send(lens, syscall.SIGTERM)
+	if status, fg, _ := tr.exit(); status != 7 || fg != tr.leader {
+		t.Errorf("exit status %d, foreground %d; want 7, %d", status, fg, tr.leader)
+	}
+}
