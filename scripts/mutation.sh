@@ -35,6 +35,11 @@
 #                           the package directory (e.g. '^spans\.go$')
 #   MUTATION_DRY_RUN=1      only count the mutants (coverage runs, no mutant
 #                           is tested)
+#   MUTATION_MEM_LIMIT      bound on each test binary's address space, in MiB
+#                           (default 4096; ulimit -v, with GOMEMLIMIT at half
+#                           of it): a mutant that allocates without end (a
+#                           loop in a package variable's initialiser) crashes
+#                           its test run there, and is counted killed
 # Results: .bin/mutation/<package>.json (gremlins' report) and .log, and
 # .bin/mutation/summary.txt (the table).
 set -euo pipefail
@@ -46,6 +51,11 @@ workers=${MUTATION_WORKERS:-2}
 coeff=${MUTATION_TIMEOUT_COEFF:-10}
 limit=${MUTATION_PKG_LIMIT:-90m}
 min=${MUTATION_MIN:-0}
+memlimit=${MUTATION_MEM_LIMIT:-4096}
+[[ $memlimit =~ ^[1-9][0-9]*$ ]] || {
+	echo "mutation: MUTATION_MEM_LIMIT=$memlimit is not a number of MiB" >&2
+	exit 2
+}
 goal=(completed internal/reckon internal/supervise internal/taskprolog internal/telemetry)
 # Mutation operators: gremlins' defaults (arithmetic, comparison boundary and
 # negation, ++/--, unary minus) and the ones that look like real bugs in this
@@ -134,12 +144,39 @@ for dir in "${dirs[@]}"; do
 	for f in "${more[@]}"; do excludes+=(-E "$f"); done
 	# gremlins runs `go` from PATH: this go runs each test run in a session of its own, so that
 	# a mutant of the signal code that signals its process group (internal/supervise) kills
-	# that test run, not gremlins.
+	# that test run, not gremlins; and `go test` runs the test binary through bounded (go test
+	# -exec), which caps its memory and its life (docs/testing.md#mutation-memory).
 	mkdir "$work/bin"
-	printf '#!/bin/sh\nexec setsid %q "$@"\n' "$gobin" >"$work/bin/go"
-	chmod +x "$work/bin/go"
-	printf '\n---- [+%ds] mutation: %s (%s workers, timeout %sx the coverage run, bound %s)\n' \
-		"$SECONDS" "$dir" "$workers" "$coeff" "$limit"
+	cat >"$work/bin/go" <<-EOF
+		#!/bin/sh
+		if [ "\$1" = test ]; then
+		shift
+		exec setsid $(printf %q "$gobin") test -exec $(printf %q "$work/bin/bounded") "\$@"
+		fi
+		exec setsid $(printf %q "$gobin") "\$@"
+	EOF
+	# The test binary's address space is bounded (ulimit -v; GOMEMLIMIT makes its collector work
+	# before it gets there), and so is its life: gremlins kills the go command at a mutant's
+	# timeout, and a test binary that go started lives on, orphaned; -test.timeout does not
+	# bound code that runs before the tests (a package variable's initialiser), so timeout(1)
+	# kills it 30 s after that timeout.
+	cat >"$work/bin/bounded" <<-EOF
+		#!/usr/bin/env bash
+		t=
+		for a; do case \$a in -test.timeout=*) t=\${a#-test.timeout=} ;; esac; done
+		ulimit -v $((memlimit * 1024)) || exit 1
+		export GOMEMLIMIT=$((memlimit / 2))MiB
+		[[ -n \$t ]] || exec "\$@"
+		secs=\$(awk -v d="\$t" 'BEGIN { s = 0
+		while (match(d, /^[0-9.]+(h|m|s|ms|us|µs|ns)/)) {
+		u = substr(d, 1, RLENGTH); d = substr(d, RLENGTH + 1); n = u + 0; sub(/^[0-9.]+/, "", u)
+		s += n * (u == "h" ? 3600 : u == "m" ? 60 : u == "s" ? 1 : 0) }
+		printf "%d", s + 1 }')
+		exec timeout -s KILL \$((secs + 30)) "\$@"
+	EOF
+	chmod +x "$work/bin/go" "$work/bin/bounded"
+	printf '\n---- [+%ds] mutation: %s (%s workers, timeout %sx the coverage run, bound %s, %s MiB per test binary)\n' \
+		"$SECONDS" "$dir" "$workers" "$coeff" "$limit" "$memlimit"
 	p0=$SECONDS
 	rc=0
 	(cd "$work/src" && env PATH="$work/bin:$PATH" GOFLAGS=-count=1 TMPDIR="$work/tmp" NO_COLOR=1 \

@@ -23,7 +23,7 @@ func startQueued(t *testing.T, mode Mode, args []string, early ...os.Signal) (*P
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = syscall.Kill(p.Pid(), syscall.SIGKILL); p.Close() })
+	t.Cleanup(func() { failFast(t); _ = syscall.Kill(p.Pid(), syscall.SIGKILL); p.Close() })
 	return p, sigs
 }
 
@@ -35,6 +35,9 @@ func waitExit(t *testing.T, p *Process) Exit {
 		return p.Wait()
 	case <-time.After(guard):
 		t.Fatalf("the command (pid %d) did not exit", p.Pid())
+		return Exit{}
+	case <-abort:
+		t.Fatalf("the command (pid %d) has not exited, and another test failed (-failfast)", p.Pid())
 		return Exit{}
 	}
 }
@@ -48,6 +51,9 @@ func interruptedBy(t *testing.T, p *Process) syscall.Signal {
 		return p.intBy
 	case <-time.After(guard):
 		t.Fatal("no request to stop")
+		return 0
+	case <-abort:
+		t.Fatal("no request to stop yet, and another test failed (-failfast)")
 		return 0
 	}
 }
@@ -90,8 +96,8 @@ func TestEarlySignalPassedOn(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
 			p, _ := startQueued(t, mode, []string{"/bin/sleep", "1000"}, syscall.SIGTERM)
-			if e := waitExit(t, p); e.Signal != syscall.SIGTERM {
-				t.Errorf("exit %v, want killed by SIGTERM", e)
+			if e := waitExit(t, p); e.Signal != syscall.SIGTERM || e.Code != -1 {
+				t.Errorf("exit %+v, want killed by SIGTERM, code -1", e)
 			}
 		})
 	}
@@ -122,4 +128,13 @@ func TestSigName(t *testing.T) {
 			t.Errorf("sigName(%d) = %q, want %q", s, got, want)
 		}
 	}
+}
+
+// TestSignalsStop: Stop ends a subscription, and does nothing on nil
+// Signals (no subscription: in-process use).
+func TestSignalsStop(t *testing.T) {
+	t.Parallel()
+	var none *Signals
+	none.Stop()
+	(&Signals{c: make(chan os.Signal, 1)}).Stop()
 }
