@@ -30,9 +30,9 @@
 # Every stage prints a banner with the time since the start, and its duration at
 # the end; a table of all stage durations comes last, also when a stage fails.
 # Each stage's output is also kept in .bin/logs/<stage>.log.
-# Cost (docs/testing.md, "What the test run costs"): on a 2-core machine about 35 min
-# cold and 16 min warm with every target fuzzed for 20 s (9 min of it); the fuzz stage
-# now fuzzes 6 targets for 15 s (about 2 min warm); ~6 GB of Go caches.
+# Cost (docs/testing.md, "What the test run costs"), measured on a 2-core machine on
+# 2026-12-03: cold 22 min beside a light job (43 min beside heavy builds), warm about
+# 9 min; ~6 GB of Go caches.
 #
 # Usage: scripts/test.sh [--stage NAME[,NAME...]]... [--list]
 #   --stage   run only these stages (in the order above), e.g. --stage fuzz or
