@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/traceid"
 )
 
 // Limits of a record (docs/tracing.md#round-links).
@@ -230,23 +231,9 @@ func write(dir, path string, b []byte) error {
 	return err
 }
 
-// canonicalUUID reports whether s is a UUID in canonical lowercase form.
+// canonicalUUID reports whether s is a UUID in canonical lowercase form
+// that names a trace ([traceid.FromUUID], which also refuses the nil UUID).
 func canonicalUUID(s string) bool {
-	if len(s) != uuidLen {
-		return false
-	}
-	for i := range len(s) {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-				return false
-			}
-		}
-	}
-	return true
+	tid, err := traceid.FromUUID(s)
+	return err == nil && traceid.UUID(tid) == s
 }

@@ -34,6 +34,7 @@ var parseTests = []struct {
 	{"other header", "nemo.lens.rounds/2\n" + r1 + "\n", nil, true},
 	{"no final newline", header + r1, nil, true},
 	{"upper case", header + strings.ToUpper(r1) + "\n", nil, true},
+	{"nil UUID: no trace", header + "00000000-0000-0000-0000-000000000000\n", nil, true},
 	{"no dashes", header + strings.ReplaceAll(r1, "-", "") + "\n", nil, true},
 	{"blank line", header + r1 + "\n\n", nil, true},
 	{"CRLF", header + r1 + "\r\n", nil, true},
