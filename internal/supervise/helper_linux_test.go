@@ -353,26 +353,42 @@ func startTree(t *testing.T, mode Mode, child string, env ...string) *tree {
 // the lines read past are kept in seen, in their order.
 func (tr *tree) await(prefix string) []string {
 	tr.t.Helper()
+	_, f := tr.awaitFirst(prefix)
+	return f
+}
+
+// awaitFirst is await for the first line that starts with any of prefixes:
+// it returns that prefix and the fields after it.
+func (tr *tree) awaitFirst(prefixes ...string) (string, []string) {
+	tr.t.Helper()
+	match := func(l string) (string, []string, bool) {
+		for _, p := range prefixes {
+			if rest, found := strings.CutPrefix(l, p); found {
+				return p, strings.Fields(rest), true
+			}
+		}
+		return "", nil, false
+	}
 	for i, l := range tr.seen {
-		if rest, found := strings.CutPrefix(l, prefix); found {
+		if p, f, ok := match(l); ok {
 			tr.seen = append(tr.seen[:i:i], tr.seen[i+1:]...)
-			return strings.Fields(rest)
+			return p, f
 		}
 	}
 	for {
 		select {
 		case l, ok := <-tr.lines:
 			if !ok {
-				tr.t.Fatalf("the helpers ended before a line %q", prefix)
+				tr.t.Fatalf("the helpers ended before a line %q", prefixes)
 			}
-			if rest, found := strings.CutPrefix(l, prefix); found {
-				return strings.Fields(rest)
+			if p, f, ok := match(l); ok {
+				return p, f
 			}
 			tr.seen = append(tr.seen, l)
 		case <-time.After(guard):
-			tr.t.Fatalf("no line %q", prefix)
+			tr.t.Fatalf("no line %q", prefixes)
 		case <-abort:
-			tr.t.Fatalf("no line %q yet, and another test failed (-failfast)", prefix)
+			tr.t.Fatalf("no line %q yet, and another test failed (-failfast)", prefixes)
 		}
 	}
 }

@@ -160,25 +160,11 @@ func TestDirectPassesNothingOn(t *testing.T) {
 	}
 	tr.signal(lens, syscall.SIGUSR1)
 	// Either lens's note or, passed on, the command's line comes first.
-	for {
-		var l string
-		select {
-		case l = <-tr.lines:
-		case <-time.After(guard):
-			t.Fatal("no note, no signal")
-		case <-abort:
-			t.Fatal("no note, no signal yet, and another test failed (-failfast)")
-		}
-		if strings.HasPrefix(l, "sig ") {
-			t.Fatalf("SIGUSR1 sent to lens reached the command (%q)", l)
-		}
-		if strings.HasPrefix(l, "note ") {
-			if !strings.HasPrefix(l, "note SIGUSR1 was not passed on") {
-				t.Errorf("note %q", l)
-			}
-			break
-		}
-		tr.seen = append(tr.seen, l)
+	switch p, f := tr.awaitFirst("sig ", "note "); {
+	case p == "sig ":
+		t.Fatalf("SIGUSR1 sent to lens reached the command (sig %v)", f)
+	case !strings.HasPrefix(strings.Join(f, " "), "SIGUSR1 was not passed on"):
+		t.Errorf("note %q", strings.Join(f, " "))
 	}
 	tr.send(-tr.leader, syscall.SIGUSR2)
 	tr.send(-tr.leader, syscall.SIGTERM)
@@ -480,20 +466,8 @@ func TestUnsubscribedSignalStopsLens(t *testing.T) {
 	tr.ready()
 	lens, _, _ := tr.lens()
 	tr.signal(lens, syscall.SIGTTIN)
-	for {
-		var l string
-		select {
-		case l = <-tr.lines:
-		case <-time.After(guard):
-			t.Fatal("lens did not stop, the command got nothing")
-		}
-		if strings.HasPrefix(l, "sig ") {
-			t.Fatalf("SIGTTIN sent to lens reached the command (%q)", l)
-		}
-		if strings.HasPrefix(l, "leader sees lens stopped 21") {
-			break
-		}
-		tr.seen = append(tr.seen, l)
+	if p, f := tr.awaitFirst("sig ", "leader sees lens stopped 21"); p == "sig " {
+		t.Fatalf("SIGTTIN sent to lens reached the command (sig %v)", f)
 	}
 	tr.send(lens, syscall.SIGCONT)
 	tr.send(lens, syscall.SIGTERM)
