@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,6 +45,7 @@ func durationCases(name string, low int64, def time.Duration, get func(Settings)
 		name + "=24h":    {environ.Map{name: i(maxMillis)}, g, maxMillis, ""},
 		name + "=24h+1":  {environ.Map{name: i(maxMillis + 1)}, g, ms(def), name},
 		name + "=spaced": {environ.Map{name: " " + i(maxMillis) + " "}, g, maxMillis, ""},
+		name + "=blank":  {environ.Map{name: " \t "}, g, ms(def), ""}, // as if unset: no warning
 	}
 }
 
@@ -62,6 +64,7 @@ func queueCases(queue, batch string, defQueue, defBatch int, getQ, getB func(Set
 		queue + "=max":       {environ.Map{queue: i(MaxQueueSize)}, q, MaxQueueSize, ""},
 		queue + "=max+1":     {environ.Map{queue: i(MaxQueueSize + 1)}, q, int64(defQueue), queue},
 		queue + "=maxint32+": {environ.Map{queue: "2147483648"}, q, int64(defQueue), queue},
+		queue + "=blank":     {environ.Map{queue: "  "}, q, int64(defQueue), ""}, // as if unset: no warning
 
 		batch + "=0":                 {environ.Map{batch: "0"}, b, int64(defBatch), batch},
 		batch + "=1":                 {environ.Map{batch: "1"}, b, 1, ""},
@@ -96,6 +99,7 @@ func otlpTimeoutCases(name string) map[string]numberCase {
 		name + "=1":     {environ.Map{name: "1"}, g, 0, ""},
 		name + "=24h":   {environ.Map{name: i(maxMillis)}, g, 0, ""},
 		name + "=24h+1": {environ.Map{name: i(maxMillis + 1)}, g, def, name},
+		name + "=blank": {environ.Map{name: " "}, g, 0, ""}, // as if unset: no warning
 	}
 }
 
@@ -247,6 +251,49 @@ func TestExporterMessageNamesItsSource(t *testing.T) {
 			_, err := ReadSettings(tc.env, tc.cfg, Needs{Traces: true})
 			if err == nil || err.Error() != tc.want || !errors.Is(err, ErrUnknownExporter) {
 				t.Errorf("ReadSettings: %v, want %q (and errors.Is ErrUnknownExporter)", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestSignalVariablePrecedence: the signal's own variable wins over the
+// generic one, whatever the generic one says; a blank OTEL_PROPAGATORS is
+// unset, and a set one is read from the injected environment, blank names
+// left out. Breaks: settings.go, in the protocol loop, the `break` after
+// `s.Protocol = v` as `continue` (the generic protocol overrides); in the
+// timeout loop the last `break` as `continue` (the generic timeout's error
+// is reported although the signal's own is valid);
+// `strings.TrimSpace(raw) != ""` of OTEL_PROPAGATORS as `==`.
+func TestSignalVariablePrecedence(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		env         environ.Map
+		protocol    string
+		timeout     time.Duration
+		warnings    int
+		propagators []string
+	}{
+		"defaults":                  {environ.Map{}, ProtocolGRPC, 0, 0, []string{"tracecontext", "baggage"}},
+		"signal protocol wins":      {environ.Map{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, ProtocolHTTPProtobuf, 0, 0, []string{"tracecontext", "baggage"}},
+		"generic protocol":          {environ.Map{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": " ", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, ProtocolHTTPProtobuf, 0, 0, []string{"tracecontext", "baggage"}},
+		"signal timeout wins":       {environ.Map{"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "500", "OTEL_EXPORTER_OTLP_TIMEOUT": "abc"}, ProtocolGRPC, 0, 0, []string{"tracecontext", "baggage"}},
+		"generic timeout invalid":   {environ.Map{"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "", "OTEL_EXPORTER_OTLP_TIMEOUT": "abc"}, ProtocolGRPC, DefaultOTLPTimeout, 1, []string{"tracecontext", "baggage"}},
+		"propagators blank":         {environ.Map{"OTEL_PROPAGATORS": " \t"}, ProtocolGRPC, 0, 0, []string{"tracecontext", "baggage"}},
+		"propagators set":           {environ.Map{"OTEL_PROPAGATORS": "b3, ,tracecontext"}, ProtocolGRPC, 0, 0, []string{"b3", "tracecontext"}},
+		"propagators set, no blank": {environ.Map{"OTEL_PROPAGATORS": "none"}, ProtocolGRPC, 0, 0, []string{"none"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, err := ReadSettings(tc.env, Config{}, Needs{Traces: true})
+			if err != nil {
+				t.Fatalf("ReadSettings(%v): %v", tc.env, err)
+			}
+			if s.Traces.Protocol != tc.protocol || s.Traces.Timeout != tc.timeout || len(s.Warnings) != tc.warnings {
+				t.Errorf("ReadSettings(%v): protocol %q, timeout %v, warnings %q; want %q, %v, %d warnings",
+					tc.env, s.Traces.Protocol, s.Traces.Timeout, s.Warnings, tc.protocol, tc.timeout, tc.warnings)
+			}
+			if !slices.Equal(s.Propagators, tc.propagators) {
+				t.Errorf("ReadSettings(%v): propagators %q, want %q", tc.env, s.Propagators, tc.propagators)
 			}
 		})
 	}

@@ -134,9 +134,11 @@ func (p *spanPipeline) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 	p.queue = append(p.queue, s)
 	p.accepted++
-	full := len(p.queue)-p.head >= p.maxBatch
+	// A full batch goes out at once; with a schedule delay of 0, every span
+	// does (in a batch of all that queued while the exporter was busy).
+	wake := p.delay == 0 || len(p.queue)-p.head >= p.maxBatch
 	p.mu.Unlock()
-	if full {
+	if wake {
 		p.signal()
 	}
 }
@@ -258,8 +260,9 @@ func (p *spanPipeline) broadcastLocked() {
 
 // run is the worker: it exports a batch when the queue holds maxBatch
 // spans, everything queued before a ForceFlush when one asks, everything
-// queued when the schedule delay passes, and drains the queue on Shutdown.
-// Exports run one at a time, in queue order.
+// queued when the schedule delay passes (with a delay of 0: as soon as the
+// worker is free, and no timer), and drains the queue on Shutdown. Exports
+// run one at a time, in queue order.
 func (p *spanPipeline) run() {
 	defer close(p.stopped)
 	var tick <-chan time.Time
@@ -273,6 +276,7 @@ func (p *spanPipeline) run() {
 		all, stopping := false, false
 		select {
 		case <-p.wake:
+			all = p.delay == 0
 		case <-tick:
 			all = true
 		case <-p.stop:
