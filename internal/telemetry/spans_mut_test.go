@@ -203,11 +203,11 @@ func TestShutdownReportsExporterShutdownError(t *testing.T) {
 
 // TestShutdownDeadlineCountsQueuedAsFailed: Shutdown's context ends while an
 // export of 2 spans runs (an exporter that ignores its context) and 3 more
-// are queued behind it: the 3 count as failed at once, the 2 stay pending
-// until their export returns, and then every accepted span has settled.
-// Breaks: spans.go abandonQueued's `len(p.queue) - p.head` as `+` (7
-// failed, -2 pending); `p.settled += uint64(n)` as `-=` (settled no longer
-// equals accepted).
+// are queued behind it, after the 2 in the queue: the 3 count as failed at
+// once, the 2 stay pending until their export returns, and then every
+// accepted span has settled. Breaks: spans.go abandonQueued's
+// `len(p.queue) - p.head` as `+` (7 failed, -2 pending); `p.settled +=
+// uint64(n)` as `-=` (settled no longer equals accepted).
 func TestShutdownDeadlineCountsQueuedAsFailed(t *testing.T) {
 	t.Parallel()
 	exp := newSteppedExporter(false)
@@ -216,18 +216,20 @@ func TestShutdownDeadlineCountsQueuedAsFailed(t *testing.T) {
 	p, tr := newTestPipeline(t, exp, s, nil)
 	endSpans(tr, 2)
 	c := exp.next(t, "a full batch of 2")
-	endSpans(tr, 3) // queued: head 2, length 5
+	endSpans(tr, 5) // queued behind the export: the queue's head is 0
+	c.reply <- nil
+	c = exp.next(t, "the next batch of 2") // taken from the front: head 2, length 5
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := p.Shutdown(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Shutdown = %v, want context.Canceled", err)
 	}
-	if got, want := p.Counts(), (SpanCounts{Ended: 5, Failed: 3, Pending: 2}); got != want {
+	if got, want := p.Counts(), (SpanCounts{Ended: 7, Exported: 2, Failed: 3, Pending: 2}); got != want {
 		t.Errorf("counts at the deadline %s, want %s", countsString(got), countsString(want))
 	}
 	c.reply <- nil
 	<-p.stopped
-	if got, want := p.Counts(), (SpanCounts{Ended: 5, Exported: 2, Failed: 3}); got != want {
+	if got, want := p.Counts(), (SpanCounts{Ended: 7, Exported: 4, Failed: 3}); got != want {
 		t.Errorf("counts after the export returned %s, want %s", countsString(got), countsString(want))
 	}
 	p.mu.Lock()
