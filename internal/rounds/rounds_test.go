@@ -21,26 +21,45 @@ const (
 
 const header = "nemo.lens.rounds/1\n"
 
-// parseTests are Parse's rows; they seed FuzzParse.
+// distinct returns n distinct rounds, oldest first.
+func distinct(n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("00000000-0000-5000-8000-%012x", i+1))
+	}
+	return out
+}
+
+// lines is a record of rs.
+func lines(rs []string) string { return header + strings.Join(rs, "\n") + "\n" }
+
+// parseTests are Parse's rows; they seed FuzzParse. line is the
+// ParseError's line when bad (0: the whole file).
 var parseTests = []struct {
 	name string
 	in   string
 	want []string // nil and bad: an error
 	bad  bool
+	line int
 }{
-	{"empty record", header, nil, false},
-	{"two rounds", header + r1 + "\n" + r2 + "\n", []string{r1, r2}, false},
-	{"no file content", "", nil, true},
-	{"other header", "nemo.lens.rounds/2\n" + r1 + "\n", nil, true},
-	{"no final newline", header + r1, nil, true},
-	{"upper case", header + strings.ToUpper(r1) + "\n", nil, true},
-	{"nil UUID: no trace", header + "00000000-0000-0000-0000-000000000000\n", nil, true},
-	{"no dashes", header + strings.ReplaceAll(r1, "-", "") + "\n", nil, true},
-	{"blank line", header + r1 + "\n\n", nil, true},
-	{"CRLF", header + r1 + "\r\n", nil, true},
-	{"a round twice", header + r1 + "\n" + r2 + "\n" + r1 + "\n", nil, true},
-	{"too many rounds", header + strings.Repeat(r1+"\n", rounds.MaxRounds+1), nil, true},
-	{"too long", header + strings.Repeat("x", 4096), nil, true},
+	{"empty record", header, nil, false, 0},
+	{"two rounds", header + r1 + "\n" + r2 + "\n", []string{r1, r2}, false, 0},
+	{"MaxRounds rounds", lines(distinct(rounds.MaxRounds)), distinct(rounds.MaxRounds), false, 0},
+	{"MaxRounds-1 rounds", lines(distinct(rounds.MaxRounds - 1)), distinct(rounds.MaxRounds - 1), false, 0},
+	{"MaxRounds+1 rounds: too long", lines(distinct(rounds.MaxRounds + 1)), nil, true, 0},
+	{"MaxRounds+1 short lines", header + strings.Repeat("x\n", rounds.MaxRounds+1), nil, true, 2},
+	{"no file content", "", nil, true, 1},
+	{"other header", "nemo.lens.rounds/2\n" + r1 + "\n", nil, true, 1},
+	{"no final newline", header + r1, nil, true, 2},
+	{"upper case", header + strings.ToUpper(r1) + "\n", nil, true, 2},
+	{"nil UUID: no trace", header + "00000000-0000-0000-0000-000000000000\n", nil, true, 2},
+	{"no dashes", header + strings.ReplaceAll(r1, "-", "") + "\n", nil, true, 2},
+	{"blank line", header + r1 + "\n\n", nil, true, 3},
+	{"CRLF", header + r1 + "\r\n", nil, true, 2},
+	{"a round twice", header + r1 + "\n" + r2 + "\n" + r1 + "\n", nil, true, 4},
+	{"bad fourth line", header + r1 + "\n" + r2 + "\n" + r3 + "\nx\n", nil, true, 5},
+	{"too many rounds", header + strings.Repeat(r1+"\n", rounds.MaxRounds+1), nil, true, 0},
+	{"too long", header + strings.Repeat("x", 4096), nil, true, 0},
 }
 
 // TestParse pins the record's format (docs/tracing.md#round-links).
@@ -57,7 +76,37 @@ func TestParse(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("Parse = %q, want %q", got, tc.want)
 			}
+			if err == nil {
+				return
+			}
+			// The message names the line, or the record when the whole file is at fault.
+			want := fmt.Sprintf("rounds record line %d: ", tc.line)
+			if tc.line == 0 {
+				want = "rounds record: "
+			}
+			if pe.Line != tc.line || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("Parse error %q at line %d, want line %d, %q…", err, pe.Line, tc.line, want)
+			}
 		})
+	}
+}
+
+// TestNoteFullRecord: a record of MaxRounds rounds, the most a record
+// holds and the longest Note reads, is used: the round before a new one is
+// its newest, and the new one pushes out the oldest.
+func TestNoteFullRecord(t *testing.T) {
+	t.Parallel()
+	dir := privateDir(t)
+	full := distinct(rounds.MaxRounds + 1)
+	writeRecord(t, dir, lines(full[:rounds.MaxRounds]))
+	cur := full[rounds.MaxRounds]
+	p, ok, err := rounds.Note(dir, "k", cur)
+	if err != nil || !ok || p != full[rounds.MaxRounds-1] {
+		t.Fatalf("Note(%s) = %q, %v, %v; want %q", cur, p, ok, err, full[rounds.MaxRounds-1])
+	}
+	b, err := os.ReadFile(rounds.File(dir, "k"))
+	if err != nil || string(b) != lines(full[1:]) {
+		t.Errorf("record after Note: %v, %d bytes, want the newest %d rounds", err, len(b), rounds.MaxRounds)
 	}
 }
 
