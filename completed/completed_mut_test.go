@@ -134,3 +134,39 @@ func TestEmitSpanKind(t *testing.T) {
 		t.Errorf("%d spans ended, want 2", len(rec.Ended()))
 	}
 }
+
+// TestParseEpochSecondsUnitHint: a time out of range that is a plausible
+// time (10^9 to 9223372036.854775807 s, 2001 to 2262) in milliseconds,
+// microseconds or nanoseconds is named so, at both ends of that range;
+// anything else gets no hint. The expected seconds are worked out by hand.
+// Breaks: spec.go rangeHint's `f < 0` as `>=`; `f / u.div` as `*`;
+// `s >= 1e9` as `>` or `<`; `&&` as `||`; `s <= math.MaxInt64/1e9` as `<`
+// or `>`; `math.MaxInt64/1e9` as `*`.
+func TestParseEpochSecondsUnitHint(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, hint string // hint "": none
+	}{
+		{"1700000000000", "milliseconds: 1700000000 seconds"},
+		{"1700000000000000", "microseconds: 1700000000 seconds"},
+		{"1700000000000000000", "nanoseconds: 1700000000 seconds"},
+		{"1000000000000", "milliseconds: 1000000000 seconds"},
+		{"9223372036854775807", "nanoseconds: 9223372036.854776 seconds"}, // the float64 nearest 9223372036.854775807
+		{"999999999999", ""},        // 999999999.999 s in ms: before 2001
+		{"20000000000", ""},         // 2e10: 2e7 s in ms, 20 s in ns
+		{"9223372036854778000", ""}, // just past 2262 in ns
+		{"1e22", ""},                // 1e13 s in ns
+		{"-1700000000000", ""},      // negative: no unit makes it a time
+	} {
+		_, err := completed.ParseEpochSeconds(tc.in)
+		if !errors.Is(err, completed.ErrTimeRange) {
+			t.Errorf("ParseEpochSeconds(%s) = %v, want ErrTimeRange", tc.in, err)
+			continue
+		}
+		msg := err.Error()
+		_, hint, found := strings.Cut(msg, "; it looks like ")
+		if tc.hint == "" && found || tc.hint != "" && hint != tc.hint {
+			t.Errorf("ParseEpochSeconds(%s): %q, want hint %q", tc.in, msg, tc.hint)
+		}
+	}
+}
