@@ -149,13 +149,13 @@ func (m *Map) UnmarshalJSON(b []byte) error {
 	}
 	var pairs [][2]json.RawMessage
 	if err := json.Unmarshal(b, &pairs); err != nil {
-		return err
+		return fmt.Errorf("attribute map: %w", err)
 	}
 	m.M = &attr.Map{}
-	for _, p := range pairs {
+	for i, p := range pairs {
 		var k string
 		if err := json.Unmarshal(p[0], &k); err != nil {
-			return err
+			return fmt.Errorf("attribute map: key of pair %d: %w", i, err)
 		}
 		v, err := DecodeValue(p[1])
 		if err != nil {
@@ -224,12 +224,35 @@ func Load() (File, error) {
 		if raw, err = Raw(); err != nil {
 			return
 		}
-		err = json.Unmarshal(raw, &loaded)
-		if err == nil && loaded.Count != len(loaded.Vectors) {
-			err = fmt.Errorf("vectors.json: count %d but %d vectors", loaded.Count, len(loaded.Vectors))
-		}
+		loaded, err = decode(raw)
 	})
 	return loaded, err
+}
+
+// decode parses a vectors file. Its errors name RelPath and, for a vector
+// that does not decode, the vector's index and id.
+func decode(raw []byte) (File, error) {
+	var top struct {
+		File
+		Vectors []json.RawMessage `json:"vectors"`
+	}
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return File{}, fmt.Errorf("%s: %w", RelPath, err)
+	}
+	f := top.File
+	for i, rv := range top.Vectors {
+		var v Vector
+		if err := json.Unmarshal(rv, &v); err != nil {
+			var id struct{ ID string }
+			_ = json.Unmarshal(rv, &id)
+			return File{}, fmt.Errorf("%s: vector %d (id %q): %w", RelPath, i, id.ID, err)
+		}
+		f.Vectors = append(f.Vectors, v)
+	}
+	if f.Count != len(f.Vectors) {
+		return File{}, fmt.Errorf("%s: count %d but %d vectors", RelPath, f.Count, len(f.Vectors))
+	}
+	return f, nil
 }
 
 // ByOp returns the vectors of one op, in file order.
@@ -254,17 +277,22 @@ func (v Vector) Text() (text string, isNull bool, err error) {
 	if len(v.InputHex) > 0 && string(v.InputHex) != "null" {
 		var h string
 		if err := json.Unmarshal(v.InputHex, &h); err != nil {
-			return "", false, err
+			return "", false, fmt.Errorf("input_hex: %w", err)
 		}
 		b, err := hex.DecodeString(h)
-		return string(b), false, err
+		if err != nil {
+			return "", false, fmt.Errorf("input_hex: %w", err)
+		}
+		return string(b), false, nil
 	}
 	if len(v.Input) == 0 || string(v.Input) == "null" {
 		return "", true, nil
 	}
 	var s string
-	err = json.Unmarshal(v.Input, &s)
-	return s, false, err
+	if err := json.Unmarshal(v.Input, &s); err != nil {
+		return "", false, fmt.Errorf("input: %w", err)
+	}
+	return s, false, nil
 }
 
 // InputMap decodes input as an attribute map, applying input_hex (format
@@ -272,21 +300,21 @@ func (v Vector) Text() (text string, isNull bool, err error) {
 func (v Vector) InputMap() (*attr.Map, error) {
 	var m Map
 	if err := json.Unmarshal(v.Input, &m); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("input: %w", err)
 	}
 	if len(v.InputHex) == 0 || string(v.InputHex) == "null" {
 		return m.M, nil
 	}
 	var hexes []*string
 	if err := json.Unmarshal(v.InputHex, &hexes); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("input_hex: %w", err)
 	}
 	out := &attr.Map{}
 	for i, e := range m.M.Entries() {
 		if i < len(hexes) && hexes[i] != nil {
 			b, err := hex.DecodeString(*hexes[i])
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("input_hex[%d]: %w", i, err)
 			}
 			e.Value = attr.String(string(b))
 		}
@@ -299,14 +327,14 @@ func (v Vector) InputMap() (*attr.Map, error) {
 func (v Vector) ExpectedMap() (*attr.Map, error) {
 	if v.ExpectedHex != nil {
 		out := &attr.Map{}
-		for _, p := range v.ExpectedHex {
+		for i, p := range v.ExpectedHex {
 			k, err := hex.DecodeString(p[0])
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("expected_hex[%d] key: %w", i, err)
 			}
 			val, err := hex.DecodeString(p[1])
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("expected_hex[%d] value: %w", i, err)
 			}
 			out.Set(string(k), attr.String(string(val)))
 		}
@@ -314,7 +342,7 @@ func (v Vector) ExpectedMap() (*attr.Map, error) {
 	}
 	var m Map
 	if err := json.Unmarshal(v.Expected, &m); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("expected: %w", err)
 	}
 	return m.M, nil
 }
@@ -324,8 +352,10 @@ func (v Vector) ExpectedString() (s string, isNull bool, err error) {
 	if string(v.Expected) == "null" {
 		return "", true, nil
 	}
-	err = json.Unmarshal(v.Expected, &s)
-	return s, false, err
+	if err := json.Unmarshal(v.Expected, &s); err != nil {
+		return "", false, fmt.Errorf("expected: %w", err)
+	}
+	return s, false, nil
 }
 
 // ExpectedValue decodes expected as a typed value; isNull reports JSON null.
@@ -333,8 +363,10 @@ func (v Vector) ExpectedValue() (val attr.Value, isNull bool, err error) {
 	if string(v.Expected) == "null" {
 		return attr.Value{}, true, nil
 	}
-	val, err = DecodeValue(v.Expected)
-	return val, false, err
+	if val, err = DecodeValue(v.Expected); err != nil {
+		return attr.Value{}, false, fmt.Errorf("expected: %w", err)
+	}
+	return val, false, nil
 }
 
 // ForOp returns the vectors of one op for a test, failing it when the file

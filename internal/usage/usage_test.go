@@ -19,6 +19,14 @@ var statRows = []struct {
 	{"name with spaces and parentheses", "43 (a) b (c)) R 42 43 43 0 -1 0 0 0 0 0 1 2 3 4 20 0 1 0 100 0 9 0", true,
 		statFields{ppid: 42, utime: 1, stime: 2, cutime: 3, cstime: 4, rssPages: 9}},
 	{"truncated", "44 (x) S 1 44 44 0", false, statFields{}},
+	// Mutant tree.go:45 `len(f) < 22` as `<=`: 22 fields after ')' end at
+	// rss (field 24), all parseStat reads.
+	{"exactly 22 fields", "45 (x) S 7 45 45 0 -1 0 0 0 0 0 250 30 5 2 20 0 3 0 100 0 1234", true,
+		statFields{ppid: 7, utime: 250, stime: 30, cutime: 5, cstime: 2, rssPages: 1234}},
+	{"21 fields", "45 (x) S 7 45 45 0 -1 0 0 0 0 0 250 30 5 2 20 0 3 0 100 0", false, statFields{}},
+	// Mutant tree.go:40 `i < 0` as `<=`: the fields follow a ')' at index 0.
+	{"')' first", ") S 7 42 42 0 -1 0 0 0 0 0 250 30 5 2 20 0 3 0 100 0 1234 0", true,
+		statFields{ppid: 7, utime: 250, stime: 30, cutime: 5, cstime: 2, rssPages: 1234}},
 	{"no name", "44 x S 1", false, statFields{}},
 }
 
