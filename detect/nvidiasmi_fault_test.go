@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -238,8 +239,11 @@ func TestNvidiaSMIFaultFloodIgnoringSIGPIPE(t *testing.T) {
 	pidFile := filepath.Join(dir, "pid")
 	// A flood that survives the closing of its output: only the kill at
 	// the cap ends it (the probe's own timeout is an hour away; a run that
-	// is not ended hangs until go test's -timeout).
-	path := fakeSMI(t, "echo $$ > "+shQuote(pidFile)+"\ntrap '' PIPE\nwhile :; do echo 1111111111111111111111111111111 2>/dev/null; done")
+	// is not ended hangs until go test's -timeout). It also ends when this
+	// test process is gone, so that a broken kill (a mutant, a test binary
+	// killed at its timeout) leaves no orphan flooding a core.
+	flood := fmt.Sprintf("while kill -0 %d 2>/dev/null; do echo 1111111111111111111111111111111 2>/dev/null; done", os.Getpid())
+	path := fakeSMI(t, "echo $$ > "+shQuote(pidFile)+"\ntrap '' PIPE\n"+flood)
 	_, read, err := untimed(path).runCounted(t.Context(), countArgs...)
 	if !errors.Is(err, errOutputTooLarge) || read != maxProbeOutput+1 {
 		t.Errorf("read %d bytes, error %v; want %d bytes and the output cap", read, err, maxProbeOutput+1)

@@ -209,6 +209,9 @@ for dir in "${dirs[@]}"; do
 		reports+=("$dir=$out/$name.json")
 	fi
 	echo "  ($dir: ${secs[$dir]}s)"
+	# What a mutant's test left running (a helper process whose test binary was killed at its
+	# timeout) runs from the copy: end it with the copy.
+	pkill -KILL -f "$work/" 2>/dev/null || true
 	rm -rf "$work"
 done
 
