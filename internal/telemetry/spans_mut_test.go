@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 type steppedCall struct {
 	ctx   context.Context
 	spans int
+	batch []sdktrace.ReadOnlySpan
 	reply chan error
 }
 
@@ -39,7 +41,7 @@ func newSteppedExporter(watchCtx bool) *steppedExporter {
 }
 
 func (e *steppedExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	c := steppedCall{ctx: ctx, spans: len(spans), reply: make(chan error, 1)}
+	c := steppedCall{ctx: ctx, spans: len(spans), batch: spans, reply: make(chan error, 1)}
 	select {
 	case e.calls <- c:
 	case <-ctx.Done(): // a test that no longer takes calls (it failed)
@@ -237,5 +239,72 @@ func TestShutdownDeadlineCountsQueuedAsFailed(t *testing.T) {
 	p.mu.Unlock()
 	if settled != accepted {
 		t.Errorf("settled %d of %d accepted spans, want all", settled, accepted)
+	}
+}
+
+// TestExportErrorsKeptInOrder: an export that fails before Shutdown is
+// reported by FirstError, and stays the first when a later one fails too;
+// it is not Shutdown's error, which reports the final exports only.
+// Breaks: spans.go `err != nil && final && p.finalErr == nil` with either
+// `&&` as `||`; `err != nil && p.firstErr == nil` as `||`.
+func TestExportErrorsKeptInOrder(t *testing.T) {
+	t.Parallel()
+	errLater := errors.New("a later export failed on purpose")
+	exp := newSteppedExporter(true)
+	s := testSettings(16, 1)
+	s.BSPScheduleDelay = MaxDuration
+	var mu sync.Mutex
+	var reported []error
+	p, tr := newTestPipeline(t, exp, s, func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reported = append(reported, err)
+	})
+	endSpans(tr, 1)
+	exp.next(t, "span 1").reply <- errExport
+	endSpans(tr, 1)
+	exp.next(t, "span 2").reply <- errLater
+	endSpans(tr, 1)
+	exp.next(t, "span 3").reply <- nil
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatalf("ForceFlush: %v", err)
+	}
+	if err := p.FirstError(); !errors.Is(err, errExport) || errors.Is(err, errLater) {
+		t.Errorf("FirstError = %v, want the first failure %v", err, errExport)
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Errorf("Shutdown = %v, want nil: no final export failed", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 2 {
+		t.Errorf("reported %q, want the two background failures", reported)
+	}
+}
+
+// TestExportTimeoutAndResource: each export runs under the export timeout
+// (and without one when it is 0), and every exported span carries the
+// pipeline's resource, not the provider's. Breaks: spans.go `p.timeout > 0`
+// as `<=` (no deadline) or as `>=` (an export of timeout 0 cancelled at
+// once); withResource's `s.Resource() != res` as `==`.
+func TestExportTimeoutAndResource(t *testing.T) {
+	t.Parallel()
+	for _, timeout := range []time.Duration{MaxDuration, 0} {
+		exp := newSteppedExporter(true)
+		s := testSettings(16, 1)
+		s.BSPScheduleDelay = MaxDuration
+		s.BSPExportTimeout = timeout
+		p, tr := newTestPipeline(t, exp, s, nil)
+		endSpans(tr, 1)
+		c := exp.next(t, "span 1")
+		if _, ok := c.ctx.Deadline(); ok != (timeout > 0) || c.ctx.Err() != nil {
+			t.Errorf("timeout %v: the export's context has a deadline: %v (err %v); want %v", timeout, ok, c.ctx.Err(), timeout > 0)
+		}
+		for _, sp := range c.batch {
+			if sp.Resource() != p.res.Load() {
+				t.Errorf("timeout %v: a span exported with the resource %v, not the pipeline's", timeout, sp.Resource())
+			}
+		}
+		c.reply <- nil
 	}
 }
