@@ -136,14 +136,13 @@ func TestScheduleDelayZeroExportsAtOnce(t *testing.T) {
 	c.reply <- nil
 }
 
-// TestShutdownJoinsFinalErrorAndDeadline: a final export (one that returns
-// after Shutdown began) fails, and Shutdown's context ends while the next
-// export runs: Shutdown returns both errors. Break: spans.go
-// `(err == nil || !errors.Is(p.finalErr, err))` as `&&` (the export's
-// error is lost behind the deadline).
-func TestShutdownJoinsFinalErrorAndDeadline(t *testing.T) {
-	t.Parallel()
-	exp := newSteppedExporter(true)
+// shutdownAfterFinalExport ends a span (exported at once: a batch of 1)
+// and a second behind it, begins Shutdown, answers the first export with
+// reply (an export that returns after Shutdown began: a final one), and
+// ends Shutdown's context while the second export runs. It returns
+// Shutdown's error.
+func shutdownAfterFinalExport(t *testing.T, exp *steppedExporter, reply error) error {
+	t.Helper()
 	s := testSettings(16, 1)
 	s.BSPScheduleDelay = MaxDuration
 	p, tr := newTestPipeline(t, exp, s, nil)
@@ -153,10 +152,19 @@ func TestShutdownJoinsFinalErrorAndDeadline(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := shutdownAsync(t, p, ctx)
-	first.reply <- errExport // returns after Shutdown began: a final export
+	first.reply <- reply
 	exp.next(t, "span 2, at Shutdown")
 	cancel() // Shutdown's deadline, while span 2's export runs
-	err := <-done
+	return <-done
+}
+
+// TestShutdownJoinsFinalErrorAndDeadline: a final export fails, and
+// Shutdown's context ends while the next export runs: Shutdown returns both
+// errors. Break: spans.go `(err == nil || !errors.Is(p.finalErr, err))` as
+// `&&` (the export's error is lost behind the deadline).
+func TestShutdownJoinsFinalErrorAndDeadline(t *testing.T) {
+	t.Parallel()
+	err := shutdownAfterFinalExport(t, newSteppedExporter(true), errExport)
 	if !errors.Is(err, errExport) || !errors.Is(err, context.Canceled) {
 		t.Errorf("Shutdown = %v, want the final export's error and context.Canceled", err)
 	}
@@ -172,19 +180,7 @@ func TestShutdownNamesAnErrorOnce(t *testing.T) {
 	t.Parallel()
 	exp := newSteppedExporter(true)
 	exp.shutdown = func(ctx context.Context) error { return ctx.Err() }
-	s := testSettings(16, 1)
-	s.BSPScheduleDelay = MaxDuration
-	p, tr := newTestPipeline(t, exp, s, nil)
-	endSpans(tr, 1)
-	first := exp.next(t, "span 1")
-	endSpans(tr, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := shutdownAsync(t, p, ctx)
-	first.reply <- context.Canceled // a final export that was cancelled
-	exp.next(t, "span 2, at Shutdown")
-	cancel()
-	err := <-done
+	err := shutdownAfterFinalExport(t, exp, context.Canceled)
 	if !errors.Is(err, context.Canceled) || err.Error() != context.Canceled.Error() {
 		t.Errorf("Shutdown = %q, want %q, said once", err, context.Canceled)
 	}
