@@ -63,11 +63,11 @@ goal=(completed internal/reckon internal/supervise internal/taskprolog internal/
 operators=(--invert-logical --invert-loopctrl --invert-assignments)
 [[ ${MUTATION_DRY_RUN:-} != 1 ]] || operators+=(--dry-run)
 
-# Packages gremlins cannot mutate, and why.
 # Tests left out of a package's mutation runs, and why.
 declare -A skiptests=(
 	[.]='^TestInstallDocs$' # it builds the committed HEAD from a git clone, never the working files: no mutant can reach it, and the copy it would run in is no git checkout
 )
+# Packages gremlins cannot mutate, and why.
 declare -A cannot=(
 	[cmd/lens]="its tests build the lens binary and run it, and run the test binary itself as a child with a controlled environment: under go test -cover that child prints 'warning: GOCOVERDIR not set' on stderr and the tests that read stderr fail, the code under test runs in a binary that coverage does not see, and gremlins v0.6.0 names the package of a 'package main' directory wrongly"
 )
@@ -151,8 +151,10 @@ for dir in "${dirs[@]}"; do
 	# that test run, not gremlins; and `go test` runs the test binary through bounded (go test
 	# -exec), which caps its memory and its life (docs/testing.md#mutation-memory).
 	skip=()
-	[[ -z ${skiptests[$dir]:-} ]] || echo "mutation: $dir: tests left out: ${skiptests[$dir]} (see scripts/mutation.sh)"
-	[[ -z ${skiptests[$dir]:-} ]] || skip=(-skip "$(printf %q "${skiptests[$dir]}")")
+	if [[ -n ${skiptests[$dir]:-} ]]; then
+		echo "mutation: $dir: tests left out: ${skiptests[$dir]} (see scripts/mutation.sh)"
+		skip=(-skip "$(printf %q "${skiptests[$dir]}")")
+	fi
 	mkdir "$work/bin"
 	cat >"$work/bin/go" <<-EOF
 		#!/bin/sh

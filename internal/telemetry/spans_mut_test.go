@@ -8,6 +8,7 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Tests of the span pipeline's rules that the mutation check of
@@ -92,6 +93,16 @@ func shutdownAsync(t *testing.T, p *spanPipeline, ctx context.Context) <-chan er
 	return done
 }
 
+// steppedPipeline is a pipeline in front of exp with batches of batch
+// spans and its schedule a day away, so that only full batches, flushes and
+// Shutdown export.
+func steppedPipeline(t *testing.T, exp *steppedExporter, batch int, onError func(error)) (*spanPipeline, trace.Tracer) {
+	t.Helper()
+	s := testSettings(16, batch)
+	s.BSPScheduleDelay = MaxDuration
+	return newTestPipeline(t, exp, s, onError)
+}
+
 // TestFullBatchWakesTheWorker: with a schedule delay of a day, ending
 // maxBatch spans exports them at once, without a flush. Break:
 // spans.go `len(p.queue)-p.head >= p.maxBatch` as `>` or as `<` (with a
@@ -99,9 +110,7 @@ func shutdownAsync(t *testing.T, p *spanPipeline, ctx context.Context) <-chan er
 func TestFullBatchWakesTheWorker(t *testing.T) {
 	t.Parallel()
 	exp := newSteppedExporter(true)
-	s := testSettings(16, 1)
-	s.BSPScheduleDelay = MaxDuration
-	_, tr := newTestPipeline(t, exp, s, nil)
+	_, tr := steppedPipeline(t, exp, 1, nil)
 	endSpans(tr, 1)
 	c := exp.next(t, "a full batch of 1 span, no flush, the schedule a day away")
 	if c.spans != 1 {
@@ -143,9 +152,7 @@ func TestScheduleDelayZeroExportsAtOnce(t *testing.T) {
 // Shutdown's error.
 func shutdownAfterFinalExport(t *testing.T, exp *steppedExporter, reply error) error {
 	t.Helper()
-	s := testSettings(16, 1)
-	s.BSPScheduleDelay = MaxDuration
-	p, tr := newTestPipeline(t, exp, s, nil)
+	p, tr := steppedPipeline(t, exp, 1, nil)
 	endSpans(tr, 1)
 	first := exp.next(t, "span 1")
 	endSpans(tr, 1) // queued behind the export in progress
@@ -209,9 +216,7 @@ func TestShutdownReportsExporterShutdownError(t *testing.T) {
 func TestShutdownDeadlineCountsQueuedAsFailed(t *testing.T) {
 	t.Parallel()
 	exp := newSteppedExporter(false)
-	s := testSettings(16, 2)
-	s.BSPScheduleDelay = MaxDuration
-	p, tr := newTestPipeline(t, exp, s, nil)
+	p, tr := steppedPipeline(t, exp, 2, nil)
 	endSpans(tr, 2)
 	c := exp.next(t, "a full batch of 2")
 	endSpans(tr, 5) // queued behind the export: the queue's head is 0
@@ -247,11 +252,9 @@ func TestExportErrorsKeptInOrder(t *testing.T) {
 	t.Parallel()
 	errLater := errors.New("a later export failed on purpose")
 	exp := newSteppedExporter(true)
-	s := testSettings(16, 1)
-	s.BSPScheduleDelay = MaxDuration
 	var mu sync.Mutex
 	var reported []error
-	p, tr := newTestPipeline(t, exp, s, func(err error) {
+	p, tr := steppedPipeline(t, exp, 1, func(err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		reported = append(reported, err)
