@@ -207,7 +207,7 @@ func VisibleGPUs(ctx context.Context, opts ...Option) ([]GPUDevice, error) {
 // nodeGPUs lists the GPUs the driver shows this process, in PCI bus order
 // (their NVML indices): procfs first, nvidia-smi as the fallback.
 func nodeGPUs(ctx context.Context, dir string, smi NvidiaSMI) ([]GPUDevice, error) {
-	node, procErr := procfsGPUs(dir)
+	node, procErr := boundedProcfsGPUs(ctx, dir)
 	if procErr == nil {
 		return node, nil
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,8 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/nemolens/lens-go/internal/bounded"
 	"github.com/nemolens/lens-go/internal/pytext"
 )
 
@@ -26,10 +27,29 @@ const DefaultNvidiaProcfs = "/proc/driver/nvidia/gpus"
 // writes a dozen short lines.
 const maxInformationFile = 64 << 10
 
+// ProcfsBound bounds the reading of the driver's procfs tree by
+// [VisibleGPUs], as [DefaultNvidiaSMITimeout] bounds nvidia-smi: a read
+// answers in microseconds, and one that has not answered by then (a driver
+// whose GPU fell off the bus) is abandoned (docs/detection.md#gpu-devices).
+const ProcfsBound = 5 * time.Second
+
 var (
 	errNoDriverTree = errors.New("no NVIDIA driver tree")
 	errNoNvidiaSMI  = errors.New("nvidia-smi is not in PATH")
 )
+
+// boundedProcfsGPUs is procfsGPUs bounded by ctx and ProcfsBound: when
+// either ends first, the read is abandoned (its goroutine goes on alone)
+// and the failure is a *GPUError naming dir.
+func boundedProcfsGPUs(ctx context.Context, dir string) ([]GPUDevice, error) {
+	ctx, cancel := context.WithTimeout(ctx, ProcfsBound)
+	defer cancel()
+	devs, err := bounded.Within(ctx, func() ([]GPUDevice, error) { return procfsGPUs(dir) })
+	if _, ok := errors.AsType[*GPUError](err); err != nil && !ok {
+		return nil, &GPUError{Source: dir, Err: fmt.Errorf("the driver did not answer: %w", err)}
+	}
+	return devs, err
+}
 
 // procfsGPUs reads every GPU of the driver tree dir, in PCI bus order,
 // leaving out the GPUs the driver marks excluded (NVML does not number
@@ -76,19 +96,13 @@ func procfsGPUs(dir string) ([]GPUDevice, error) {
 	return out, nil
 }
 
-// readInformation reads a file of at most maxInformationFile bytes.
+// readInformation reads a regular file of at most maxInformationFile
+// bytes, never waiting on it: a FIFO or a device is refused
+// (bounded.ReadFile).
 func readInformation(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	data, err := bounded.ReadFile(path, maxInformationFile)
 	if err != nil {
 		return nil, unwrapPath(err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxInformationFile+1))
-	if err != nil {
-		return nil, unwrapPath(err)
-	}
-	if len(data) > maxInformationFile {
-		return nil, fmt.Errorf("longer than %d bytes", maxInformationFile)
 	}
 	return data, nil
 }

@@ -64,6 +64,12 @@ type NvidiaSMI struct {
 	// Timeout bounds each run; 0 means DefaultNvidiaSMITimeout. The context
 	// passed to a method bounds it too.
 	Timeout time.Duration
+	// InheritGroup runs the tool in the caller's process group instead of a
+	// new one: for a caller whose own group is killed whole when its time
+	// is up (lens exec's GPU probe process, docs/exec.md#what-runs-where),
+	// so that the tool and its children die with it. The timeout, the
+	// cancellation and the output cap then kill the tool alone.
+	InheritGroup bool
 }
 
 // run executes the tool with args and returns its standard output. Any
@@ -104,7 +110,9 @@ func (n NvidiaSMI) runCounted(ctx context.Context, args ...string) (out []byte, 
 	// no goroutine that copies it. Stdin and Stderr stay nil: the null
 	// device.
 	cmd.Stdout = pw
-	setProcessGroup(cmd) // and cmd.Cancel kills that group
+	if !n.InheritGroup {
+		setProcessGroup(cmd) // and cmd.Cancel kills that group
+	}
 	err = cmd.Start()
 	// The tool holds its own copy of the write end; the read end reaches
 	// its end when every process holding the pipe has closed it.

@@ -35,9 +35,6 @@ type app struct {
 	// signals are lens's subscribed signals for "lens exec" (main subscribes
 	// first thing); nil relays none, which is what in-process tests need.
 	signals *supervise.Signals
-	// gpuCount is lens exec's GPU-count probe; nil means
-	// detect.NvidiaSMIGPUCount.
-	gpuCount func(ctx context.Context) (int, bool)
 	// logger receives the records of the library packages lens calls where
 	// they accept a logger; nil builds one on stderr (see newLogger).
 	logger *slog.Logger

@@ -125,87 +125,6 @@ type execTelemetry struct {
 	cgroup  *usage.Cgroup
 }
 
-// gpuProbe is lens exec's GPU probe, run beside the command so that it
-// never delays its start: first the GPU identity (detect.VisibleGPUs: the
-// driver's procfs, else nvidia-smi; idDone is closed after it), then, when
-// CUDA_VISIBLE_DEVICES is absent, the nvidia-smi GPU count. done is closed
-// when both have finished. One goroutine, as the count alone had.
-type gpuProbe struct {
-	done, idDone chan struct{}
-	cancel       context.CancelFunc
-	counting     bool
-	n            int
-	ok           bool
-	devs         []detect.GPUDevice
-	devErr       error
-}
-
-func (a *app) startGPUProbe(counting bool) *gpuProbe {
-	probe := a.gpuCount
-	if probe == nil {
-		probe = detect.NvidiaSMIGPUCount
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	g := &gpuProbe{done: make(chan struct{}), idDone: make(chan struct{}), cancel: cancel, counting: counting}
-	go func() {
-		defer close(g.done)
-		g.devs, g.devErr = detect.VisibleGPUs(ctx, detect.WithEnv(a.env))
-		close(g.idDone)
-		if counting {
-			g.n, g.ok = probe(ctx)
-		}
-	}()
-	return g
-}
-
-// finished reports whether c is closed.
-func finished(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
-// complete adds what the probe found by ctx's end to attrs, and stops what it
-// has not finished by then (killing nvidia-smi's process group, waiting for
-// that), saying on stderr what the span goes without (docs/exec.md#gpu-probe).
-func (g *gpuProbe) complete(ctx context.Context, a *app, attrs *attr.Map) (changed bool) {
-	select {
-	case <-g.done:
-	case <-ctx.Done():
-	}
-	countIn, idIn := finished(g.done), finished(g.idDone)
-	if !countIn || !idIn {
-		g.cancel()
-		<-g.done
-	}
-	if countIn && g.counting && g.ok {
-		attrs.Set(lensconv.HostGPUCount, attr.Int(g.n))
-		changed = true
-	}
-	var missing []string
-	if !countIn && g.counting {
-		missing = append(missing, lensconv.HostGPUCount)
-	}
-	switch {
-	case !idIn:
-		missing = append(missing, "the GPU identity (nv.gpu.visible.*)")
-	case g.devErr == nil:
-		if ids := detect.VisibleGPUAttributes(g.devs); ids.Len() > 0 {
-			attrs.Update(ids)
-			changed = true
-		}
-	case !errors.Is(g.devErr, detect.ErrNoGPUDriver):
-		fmt.Fprintf(a.stderr, "lens exec: GPU identity: %s: the span goes without nv.gpu.visible.*\n", oneLine(g.devErr))
-	}
-	if len(missing) > 0 {
-		fmt.Fprintf(a.stderr, "lens exec: the GPU probe had not finished within half of --flush-timeout and was stopped: the span goes without %s\n", strings.Join(missing, " and "))
-	}
-	return changed
-}
-
 // noGPUCount stands for the probe while the resource is assembled: the
 // probe's count is added when it comes.
 func noGPUCount(context.Context) (int, bool) { return 0, false }
@@ -261,8 +180,7 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	fail := func(err error) *execTelemetry {
 		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", err)
 		if gpu != nil {
-			gpu.cancel()
-			<-gpu.done // the probe's process group is killed: none outlives lens
+			gpu.stop() // the probe's process group is killed: none outlives lens
 		}
 		return nil
 	}

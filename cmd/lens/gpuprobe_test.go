@@ -165,28 +165,33 @@ func TestExecGPUIdentity(t *testing.T) {
 }
 
 // TestGPUProbeStoppedWhenItsTimeIsUp: gpuProbe.complete, the half of
-// --flush-timeout over (a context already done), with a count probe that
-// blocks until it is stopped and with one that has already answered: the
-// first is stopped before complete returns, the span goes without
-// host.gpu.count and stderr says so; the second's count is kept, without a
-// word. Ordering, not durations (docs/exec.md#gpu-probe).
+// --flush-timeout over (a context already done), with a probe process whose
+// nvidia-smi blocks until it is killed and with one whose nvidia-smi has
+// already answered: the first is stopped before complete returns, the span
+// goes without host.gpu.count and stderr says so; the second's count is
+// kept, without a word. Ordering, not durations (docs/exec.md#gpu-probe).
 func TestGPUProbeStoppedWhenItsTimeIsUp(t *testing.T) {
 	t.Parallel()
-	env := environ.Map{"LENS_NVIDIA_PROCFS": testdataPath(t, "gpu/gpus")}
 	over, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, tc := range []struct {
 		name    string
-		count   func(context.Context) (int, bool)
+		smi     string
 		answers bool // the probe has answered before its time is up
 	}{
-		{"blocks", func(ctx context.Context) (int, bool) { <-ctx.Done(); return 4, true }, false},
-		{"answers", func(context.Context) (int, bool) { return 4, true }, true},
+		{"blocks", "#!/bin/sh\nexec sleep 3600\n", false},
+		{"answers", "#!/bin/sh\nprintf '4\\n4\\n4\\n4\\n'\n", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			dir := t.TempDir()
+			writeScript(t, filepath.Join(dir, "nvidia-smi"), tc.smi)
+			env := environ.Map{
+				"LENS_NVIDIA_PROCFS": testdataPath(t, "gpu/gpus"),
+				"PATH":               dir + ":" + os.Getenv("PATH"),
+			}
 			var stderr bytes.Buffer
-			a := &app{stderr: &stderr, env: env, gpuCount: tc.count}
+			a := &app{stderr: &stderr, env: env}
 			g := a.startGPUProbe(true)
 			if tc.answers {
 				<-g.done
@@ -207,5 +212,18 @@ func TestGPUProbeStoppedWhenItsTimeIsUp(t *testing.T) {
 				t.Errorf("stderr %q; want the stopped probe reported, and only it", stderr.String())
 			}
 		})
+	}
+}
+
+// writeScript writes an executable script at path, under syscall.ForkLock:
+// no process forked meanwhile keeps it open for writing (ETXTBSY,
+// golang/go#22315).
+func writeScript(t *testing.T, path, text string) {
+	t.Helper()
+	syscall.ForkLock.RLock()
+	err := os.WriteFile(path, []byte(text), 0o755)
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -13,6 +13,10 @@ import (
 )
 
 func main() {
+	if isGPUProbe(os.Args) {
+		// Another lens's GPU probe process (gpuprobe.go): nothing else.
+		os.Exit(gpuProbeMain(os.Args, environ.OS{}, os.Stdout))
+	}
 	// lens exec handles signals from its first instruction to its exit: what
 	// arrives before the command starts is passed on once it runs.
 	var signals *supervise.Signals

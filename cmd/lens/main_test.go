@@ -27,6 +27,10 @@ const helperEnvName = "LENS_TEST_HELPER"
 var lensBin, testDir string
 
 func TestMain(m *testing.M) {
+	if isGPUProbe(os.Args) {
+		// lens exec run in-process starts this binary as its GPU probe.
+		os.Exit(gpuProbeMain(os.Args, environ.OS{}, os.Stdout))
+	}
 	if mode, ok := os.LookupEnv(helperEnvName); ok {
 		os.Exit(helper(mode))
 	}
