@@ -86,7 +86,7 @@ func (a *app) emitSpans(ctx context.Context, specs []string, service string, tim
 
 	cfg, err := telemetry.FromEnv(a.env, "", "")
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return fmt.Errorf("configuration: %w", unprefixed(err))
 	}
 	if service != "" {
 		cfg.ServiceName = service
@@ -99,7 +99,7 @@ func (a *app) emitSpans(ctx context.Context, specs []string, service string, tim
 		return errors.New("OTEL_SDK_DISABLED is true: the spans would go nowhere")
 	}
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return fmt.Errorf("configuration: %w", unprefixed(err))
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(a.stderr, "lens emit-spans: %s\n", w)
@@ -146,7 +146,7 @@ func exportVerdict(t *telemetry.Tracing, want int64, err error, timeout time.Dur
 	}
 	why := ""
 	switch first := t.ExportError(); {
-	case err != nil && first != nil && err != first:
+	case err != nil && first != nil && err != first && oneLine(err) != oneLine(first):
 		why = ": " + oneLine(err) + "; first failed export: " + oneLine(first)
 	case err != nil:
 		why = ": " + oneLine(err)

@@ -75,6 +75,7 @@ func (r *settingsReader) connection(signal string, s *Signal) {
 	name, raw := r.lookup("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 	generic := name == "OTEL_EXPORTER_OTLP_ENDPOINT"
 	insecure := r.insecure(signal)
+	s.EndpointVar, s.EndpointValue = name, raw
 	if s.Protocol == ProtocolHTTPProtobuf {
 		if name != "" {
 			u, err := httpEndpoint(raw, signal, generic)
@@ -143,6 +144,9 @@ func (r *settingsReader) insecure(signal string) bool {
 // security is insecure (OTEL_EXPORTER_OTLP[_<SIGNAL>]_INSECURE).
 func grpcEndpoint(raw string, insecure bool) (target string, noTLS bool, err error) {
 	v := strings.TrimSpace(raw)
+	if err := schemeTypo(v); err != nil {
+		return DefaultGRPCEndpoint, insecure, err
+	}
 	scheme, rest, hasScheme := strings.Cut(v, ":")
 	scheme = strings.ToLower(scheme)
 	switch {
@@ -168,6 +172,9 @@ func grpcEndpoint(raw string, insecure bool) (target string, noTLS bool, err err
 		return DefaultGRPCEndpoint, insecure, fmt.Errorf("%w: scheme %q (want http, https, one of gRPC's dns, unix, unix-abstract, passthrough, or HOST:PORT without a scheme)", ErrInvalidEndpoint, scheme)
 	}
 	host, port, serr := net.SplitHostPort(v)
+	if serr == nil && strings.Contains(host, "/") {
+		return DefaultGRPCEndpoint, insecure, fmt.Errorf("%w: the host %q holds a \"/\" (want HOST:PORT, http://HOST:PORT or https://HOST:PORT)", ErrInvalidEndpoint, host)
+	}
 	if serr != nil || host == "" || !validPort(port) {
 		return DefaultGRPCEndpoint, insecure, fmt.Errorf("%w: want HOST:PORT, http://HOST:PORT or https://HOST:PORT", ErrInvalidEndpoint)
 	}
@@ -187,6 +194,9 @@ func validPort(p string) bool {
 // OTLP/gRPC endpoint).
 func httpEndpoint(raw, signal string, generic bool) (string, error) {
 	v := strings.TrimSpace(raw)
+	if err := schemeTypo(v); err != nil {
+		return "", err
+	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		reason := "not a URL"
