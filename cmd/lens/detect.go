@@ -49,6 +49,13 @@ were discarded (docs/detection.md).`,
 				if err != nil && !errors.Is(err, detect.ErrNoGPUDriver) {
 					return fmt.Errorf("GPU identity: %s", oneLine(err))
 				}
+				// A bare header says nothing of why: say it beside.
+				switch {
+				case err != nil:
+					fmt.Fprintf(a.stderr, "lens detect: no GPU identity: %s\n", oneLine(err))
+				case len(devs) == 0:
+					fmt.Fprintln(a.stderr, "lens detect: no GPU identity: no GPU is visible to this process")
+				}
 				m = detect.VisibleGPUAttributes(devs)
 				if e != nil && len(devs) > 0 {
 					for k := range m.All() {

@@ -65,7 +65,7 @@ the policy's defaults). It never cancels or holds a task: it returns within
 1 s and exits 0 whatever happens (docs/taskprolog.md).`,
 	lenient: true,
 	setup: func(fs *flag.FlagSet) runFunc {
-		policy := fs.String("policy", "", "the policy `FILE` (default $"+TaskPrologPolicyEnv+", then the path below)")
+		policy := fs.String("policy", "", "the policy `FILE` (default $"+TaskPrologPolicyEnv+", then "+taskprolog.DefaultPolicyPath+")")
 		return func(ctx context.Context, a *app, args []string) error {
 			a.runTaskProlog(ctx, *policy, args)
 			return nil
