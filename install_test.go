@@ -207,7 +207,8 @@ func TestInstallDocs(t *testing.T) {
 	if !strings.Contains(out, "\nlens "+pseudo+"\ncommit: "+commit+"\nmodified: false\n") {
 		t.Errorf("install-archive: the unpacked binary does not say lens %s, commit %s:\n%s", pseudo, commit, out)
 	}
-	for _, f := range []string{"LICENSE", "THIRD_PARTY_LICENSES.txt", "INSTALL.md"} {
+	// … and the TaskProlog's wrapper and example policy (docs/taskprolog.md#slurm-conf).
+	for _, f := range []string{"LICENSE", "THIRD_PARTY_LICENSES.txt", "INSTALL.md", "lens-taskprolog.sh", "taskprolog.conf"} {
 		if _, err := os.Stat(filepath.Join(clone, "dist", "lens_"+pseudo+"_linux_"+runtime.GOARCH, f)); err != nil {
 			t.Errorf("the archive lacks %s: %v", f, err)
 		}
