@@ -320,7 +320,7 @@ func TestDir(t *testing.T) {
 	}{
 		{environ.Map{"XDG_RUNTIME_DIR": own, "TMPDIR": "/scratch"}, filepath.Join(own, "nemo-lens")},
 		{environ.Map{"XDG_RUNTIME_DIR": other, "TMPDIR": "/scratch"}, "/scratch/nemo-lens-" + strconv.Itoa(uid)},
-		{environ.Map{"XDG_RUNTIME_DIR": filepath.Join(own, "absent")}, tmp},
+		{environ.Map{"XDG_RUNTIME_DIR": filepath.Join(own, "absent")}, filepath.Join(own, "absent", "nemo-lens")},
 		{environ.Map{"XDG_RUNTIME_DIR": "run/user", "TMPDIR": "/scratch"}, "/scratch/nemo-lens-" + strconv.Itoa(uid)},
 		{environ.Map{"TMPDIR": "relative"}, tmp},
 		{environ.Map{}, tmp},
