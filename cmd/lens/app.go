@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -68,6 +69,10 @@ type app struct {
 	// fsRoot is the root under which lens exec reads /proc and
 	// /sys/fs/cgroup for the command's usage; "" means "/".
 	fsRoot string
+	// procOnce tells once whether fsRoot's proc is another PID
+	// namespace's (procForeign; procIsOurs).
+	procOnce    sync.Once
+	procForeign bool
 }
 
 func (a *app) pid() int {

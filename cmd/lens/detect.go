@@ -45,7 +45,7 @@ were discarded (docs/detection.md).`,
 			case "kubernetes":
 				m = detect.Kubernetes(ctx, opts...)
 			case "gpus":
-				devs, err := detect.VisibleGPUs(ctx, opts...)
+				devs, err := a.probeGPUs(ctx, detectGPUBound)
 				if err != nil && !errors.Is(err, detect.ErrNoGPUDriver) {
 					return fmt.Errorf("GPU identity: %s", oneLine(err))
 				}

@@ -194,7 +194,9 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 			return fail(err)
 		}
 		t.propagator = s.Propagator
-		t.cgroup, _ = usage.OwnCgroup(a.root(), a.pid())
+		if a.procIsOurs() {
+			t.cgroup, _ = usage.OwnCgroup(a.root(), a.pid())
+		}
 	}
 	if wantMetrics {
 		if t.metrics, err = a.startMetrics(ctx, attrs, &s, gpu); err != nil {

@@ -32,16 +32,25 @@ const liveness = time.Minute
 // the environment env, bounded by liveness.
 func prologProc(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
+	return liveRun(t, env, append([]string{"taskprolog"}, args...)...)
+}
+
+// liveRun runs the built binary as `lens ARGS` with exactly the
+// environment env, and fails the test when it has not returned within
+// liveness: the check of a bound that used to be missing, never a timing
+// assertion.
+func liveRun(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), liveness)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, lensBin, append([]string{"taskprolog"}, args...)...)
+	cmd := exec.CommandContext(ctx, lensBin, args...)
 	cmd.Env = cliEnv(env)
 	cmd.Dir = t.TempDir()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("lens taskprolog %q blocked (killed after %v): stderr %q", args, liveness, stderr.String())
+		t.Fatalf("lens %q blocked (killed after %v): stderr %q", args, liveness, stderr.String())
 	}
 	code := 0
 	var ee *exec.ExitError

@@ -146,19 +146,24 @@ func TestExecUsage(t *testing.T) {
 
 // TestExecCgroupMemoryPeak: the span carries the cgroup's memory.peak
 // when lens's cgroup v2 holds lens alone before the command starts and
-// after it ends (docs/usage.md#cgroup); never otherwise. The cgroup tree
-// is a fake one under app.fsRoot.
+// after it ends (docs/usage.md#cgroup); never otherwise, nor when the
+// proc file system is another PID namespace's (its self link names another
+// pid than lens's: docs/usage.md#pid-namespace), which stderr says once.
+// The cgroup tree is a fake one under app.fsRoot.
 func TestExecCgroupMemoryPeak(t *testing.T) {
 	t.Parallel()
 	const pid, peak = 4242, "734003200"
 	for _, tc := range []struct {
 		name, cgroup, procs string
 		want                any
+		self                string // proc/self's target, when not ""
 	}{
-		{"alone", "0::/slurm/job_7/step_0/task_1\n", "4242\n", float64(734003200)},
-		{"shared with another rank", "0::/slurm/job_7/step_0/user\n", "4242\n4243\n", nil},
-		{"cgroup v1 only", "4:memory:/slurm/job_7\n", "4242\n", nil},
-		{"deleted cgroup", "0::/slurm/job_7 (deleted)\n", "4242\n", nil},
+		{"alone", "0::/slurm/job_7/step_0/task_1\n", "4242\n", float64(734003200), ""},
+		{"alone, this namespace's proc", "0::/slurm/job_7/step_0/task_1\n", "4242\n", float64(734003200), "4242"},
+		{"another namespace's proc", "0::/slurm/job_7/step_0/task_1\n", "4242\n", nil, "777"},
+		{"shared with another rank", "0::/slurm/job_7/step_0/user\n", "4242\n4243\n", nil, ""},
+		{"cgroup v1 only", "4:memory:/slurm/job_7\n", "4242\n", nil, ""},
+		{"deleted cgroup", "0::/slurm/job_7 (deleted)\n", "4242\n", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -173,6 +178,11 @@ func TestExecCgroupMemoryPeak(t *testing.T) {
 				}
 			}
 			write("proc/4242/cgroup", tc.cgroup)
+			if tc.self != "" {
+				if err := os.Symlink(tc.self, filepath.Join(root, "proc", "self")); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for _, dir := range []string{"slurm/job_7/step_0/task_1", "slurm/job_7/step_0/user", "slurm/job_7"} {
 				write("sys/fs/cgroup/"+dir+"/cgroup.procs", tc.procs)
 				write("sys/fs/cgroup/"+dir+"/memory.peak", peak+"\n")
@@ -191,6 +201,10 @@ func TestExecCgroupMemoryPeak(t *testing.T) {
 			}
 			if got := spans[0].attr(usage.CgroupMemoryPeak); got != tc.want {
 				t.Errorf("%s = %v, want %v", usage.CgroupMemoryPeak, got, tc.want)
+			}
+			said := strings.Count(stderr.String(), "another PID namespace's")
+			if want := map[bool]int{true: 1}[tc.self == "777"]; said != want {
+				t.Errorf("stderr names another PID namespace %d times, want %d:\n%s", said, want, stderr.String())
 			}
 		})
 	}

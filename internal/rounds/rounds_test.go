@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -301,16 +302,30 @@ func TestNoteUnusable(t *testing.T) {
 // TestDir pins where the records are.
 func TestDir(t *testing.T) {
 	t.Parallel()
+	uid := os.Getuid()
+	own := t.TempDir()
+	// A runtime directory of another user: root's "/" for a user; for root,
+	// a directory given to nobody.
+	other := "/"
+	if uid == 0 {
+		other = t.TempDir()
+		if err := os.Chown(other, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := "/tmp/nemo-lens-" + strconv.Itoa(uid)
 	for _, tc := range []struct {
 		env  environ.Map
 		want string
 	}{
-		{environ.Map{"XDG_RUNTIME_DIR": "/run/user/1000", "TMPDIR": "/scratch"}, "/run/user/1000/nemo-lens"},
-		{environ.Map{"XDG_RUNTIME_DIR": "run/user", "TMPDIR": "/scratch"}, "/scratch/nemo-lens-1000"},
-		{environ.Map{"TMPDIR": "relative"}, "/tmp/nemo-lens-1000"},
-		{environ.Map{}, "/tmp/nemo-lens-1000"},
+		{environ.Map{"XDG_RUNTIME_DIR": own, "TMPDIR": "/scratch"}, filepath.Join(own, "nemo-lens")},
+		{environ.Map{"XDG_RUNTIME_DIR": other, "TMPDIR": "/scratch"}, "/scratch/nemo-lens-" + strconv.Itoa(uid)},
+		{environ.Map{"XDG_RUNTIME_DIR": filepath.Join(own, "absent")}, filepath.Join(own, "absent", "nemo-lens")},
+		{environ.Map{"XDG_RUNTIME_DIR": "run/user", "TMPDIR": "/scratch"}, "/scratch/nemo-lens-" + strconv.Itoa(uid)},
+		{environ.Map{"TMPDIR": "relative"}, tmp},
+		{environ.Map{}, tmp},
 	} {
-		if got := rounds.Dir(tc.env, 1000); got != tc.want {
+		if got := rounds.Dir(tc.env, uid); got != tc.want {
 			t.Errorf("Dir(%v) = %q, want %q", tc.env, got, tc.want)
 		}
 	}

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"path"
 	"strconv"
 	"strings"
 
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/bounded"
 )
 
 // Default OTLP endpoints (the OpenTelemetry specification's).
@@ -291,10 +291,14 @@ func readCAFile(name string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
+// maxPEMFile bounds a TLS file: a CA bundle of every public root is a few
+// hundred kilobytes.
+const maxPEMFile = 16 << 20
+
 // readPEMFile reads a file that must hold a PEM block whose type ends with
 // kind ("CERTIFICATE", "PRIVATE KEY").
 func readPEMFile(name, kind string) ([]byte, error) {
-	data, err := os.ReadFile(name)
+	data, err := bounded.ReadFile(name, maxPEMFile)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTLSFile, err)
 	}
