@@ -41,32 +41,6 @@ func bigSet(n int, chained bool) []string {
 	return args
 }
 
-// TestEmitSpans100k: 100,000 spans, flat and chained, reach a real OTLP
-// receiver, every one (on 85caa10: 2,560 of 5,000, exit 1).
-func TestEmitSpans100k(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("100,000 spans: not in -short")
-	}
-	const n = 100_000
-	for _, chained := range []bool{false, true} {
-		col := collectortest.New(t, "grpc", collectortest.OK)
-		env := environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": col.Endpoint}
-		r := runIn(t, env, "", append([]string{"emit-spans", "--flush-timeout", "5m"}, bigSet(n, chained)...)...)
-		spans := col.Spans()
-		if r.code != 0 || len(spans) != n {
-			t.Fatalf("chained=%v: exit %d, %d of %d spans at the receiver; stderr %.300q", chained, r.code, len(spans), n, r.stderr)
-		}
-		ids := map[string]bool{}
-		for _, s := range spans {
-			ids[string(s.SpanId)] = true
-		}
-		if len(ids) != n {
-			t.Errorf("chained=%v: %d distinct span ids, want %d (a span exported twice?)", chained, len(ids), n)
-		}
-	}
-}
-
 // TestEmitSpansSaysHowManyAndWhy: when the export fails, lens emit-spans
 // exits 1 with the count and the first export error; when the flush
 // timeout ends the export with spans still waiting, the count and the
@@ -105,29 +79,6 @@ func fakeSacctLines(job string, steps int) []byte {
 		row(job+"."+strconv.Itoa(i), "step", s.Format("2006-01-02T15:04:05"), s.Add(time.Second).Format("2006-01-02T15:04:05"))
 	}
 	return b.Bytes()
-}
-
-// TestReckon100kSteps: the spans of a job with 100,000 steps (100,007: the
-// deferred, queued, allocation, batch, extern, workload and cleanup
-// spans beside the steps) all reach a real OTLP receiver (on 85caa10:
-// 11,776).
-func TestReckon100kSteps(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("100,000 steps: not in -short")
-	}
-	const steps = 100_000
-	col := collectortest.New(t, "http/protobuf", collectortest.OK)
-	sacct, _ := fakeSacct(t, fakeSacctLines("5", steps))
-	env := environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": col.Endpoint}
-	r := runReckon(t, env, sacct, "--flush-timeout", "5m", "5")
-	want := steps + 7
-	if got := len(col.Spans()); r.code != 0 || got != want {
-		t.Fatalf("exit %d, %d of %d spans at the receiver; stderr %.300q", r.code, got, want, r.stderr)
-	}
-	if !strings.Contains(r.stdout, fmt.Sprintf("spans %d", want)) {
-		t.Errorf("stdout %q", r.stdout)
-	}
 }
 
 // writeFakeSacct writes an executable sacct into a new directory and
