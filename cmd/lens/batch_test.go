@@ -21,6 +21,7 @@ import (
 
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/collectortest"
+	"github.com/nemolens/lens-go/internal/faulttest"
 	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
@@ -79,6 +80,86 @@ func fakeSacctLines(job string, steps int) []byte {
 		row(job+"."+strconv.Itoa(i), "step", s.Format("2006-01-02T15:04:05"), s.Add(time.Second).Format("2006-01-02T15:04:05"))
 	}
 	return b.Bytes()
+}
+
+// pacedGate is a collector's Gate that accepts trace export n no earlier
+// than n×pace after the first export arrived: however fast the exporter,
+// n exports take at least n×pace; a slower exporter is not delayed more.
+func pacedGate(pace time.Duration) func(int) bool {
+	var once sync.Once
+	var start time.Time
+	return func(n int) bool {
+		once.Do(func() { start = time.Now() })
+		time.Sleep(time.Until(start.Add(time.Duration(n) * pace)))
+		return true
+	}
+}
+
+// TestReckonSlowCollectorGetsEverySpan: --flush-timeout bounds lens
+// reckon's export by its progress, not its length
+// (docs/tracing.md#idle-bound): a collector that takes longer than
+// --flush-timeout for the whole export, but accepts a batch more often
+// than that, gets every span (on edd0320 the export ended after
+// --flush-timeout, 100 or so of 207 spans in). The bound is five times
+// the pace: only a machine that stalls lens for seconds between two
+// batches of 20 spans ends it.
+func TestReckonSlowCollectorGetsEverySpan(t *testing.T) {
+	t.Parallel()
+	const steps, pace, flush = 200, time.Second, 5 * time.Second
+	col := collectortest.New(t, "http/protobuf", collectortest.OK)
+	col.Gate(pacedGate(pace))
+	sacct, _ := fakeSacct(t, fakeSacctLines("5", steps))
+	env := environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": col.Endpoint,
+		"OTEL_BSP_MAX_QUEUE_SIZE": "40", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "20"}
+	r := runReckon(t, env, sacct, "--flush-timeout", flush.String(), "5")
+	want := steps + 7 // 11 batches: at least 11 s
+	if got := len(col.Spans()); r.code != 0 || got != want {
+		t.Fatalf("exit %d, %d of %d spans at the receiver; stderr %.300q", r.code, got, want, r.stderr)
+	}
+	if n := col.Requests(collectortest.Traces); time.Duration(n)*pace <= flush {
+		t.Fatalf("%d exports at one per %v: no longer than --flush-timeout %v, the test proves nothing", n, pace, flush)
+	}
+}
+
+// TestReckonCollectorStopsAccepting: a collector that stops accepting
+// (it hangs on its fourth export) ends lens reckon's export one
+// --flush-timeout after its last accepted batch, not before; lens says
+// how many spans went and why.
+func TestReckonCollectorStopsAccepting(t *testing.T) {
+	t.Parallel()
+	const accepted, flush = 3, time.Second
+	col := collectortest.New(t, "http/protobuf", collectortest.OK)
+	var mu sync.Mutex
+	var last time.Time
+	col.Gate(func(n int) bool {
+		if n > accepted {
+			return false
+		}
+		mu.Lock()
+		last = time.Now()
+		mu.Unlock()
+		return true
+	})
+	sacct, _ := fakeSacct(t, fakeSacctLines("5", 200))
+	env := environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": col.Endpoint,
+		"OTEL_BSP_MAX_QUEUE_SIZE": "40", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "20"}
+	var r reckonResult
+	if err := faulttest.NoHang(t, "lens reckon", func() error {
+		r = runReckon(t, env, sacct, "--flush-timeout", flush.String(), "5")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ended := time.Now()
+	want := fmt.Sprintf("export: %d of 207 spans exported", accepted*20)
+	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "no batch was accepted for --flush-timeout 1s") {
+		t.Errorf("%+v; want exit 1, %q and the idle bound as the reason", r, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if idle := ended.Sub(last); idle < flush {
+		t.Errorf("the export ended %v after the last accepted batch, before --flush-timeout %v", idle, flush)
+	}
 }
 
 // writeFakeSacct writes an executable sacct into a new directory and
