@@ -64,8 +64,10 @@ type app struct {
 	clock      func() time.Time
 	syslog     func() io.WriteCloser
 	// prologBound replaces lens taskprolog's hard bound when positive
-	// (TaskPrologBound).
+	// (TaskPrologBound); prologAfter, when not nil, replaces time.After
+	// for its compute bound (a test fires it when it chooses).
 	prologBound time.Duration
+	prologAfter func(time.Duration) <-chan time.Time
 	// fsRoot is the root under which lens exec reads /proc and
 	// /sys/fs/cgroup for the command's usage; "" means "/".
 	fsRoot string

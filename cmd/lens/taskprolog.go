@@ -109,12 +109,14 @@ func (a *app) runTaskProlog(ctx context.Context, policyFlag string, args []strin
 		}()
 		computed <- a.taskPrologLines(ctx, policyFlag, r)
 	}()
-	computeBound := time.NewTimer(bound * 6 / 10)
-	defer computeBound.Stop()
+	after := a.prologAfter
+	if after == nil {
+		after = time.After
+	}
 	var lines string
 	select {
 	case lines = <-computed:
-	case <-computeBound.C:
+	case <-after(bound * 6 / 10):
 		// What is still running may report no more: its reports so far
 		// are written, with this one.
 		r.abandon("gave up after %v while %s; nothing exported", bound*6/10, r.stage())

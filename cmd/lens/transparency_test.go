@@ -83,6 +83,7 @@ type scenario struct {
 	env      map[string]string
 	sys      *syscall.SysProcAttr
 	stdin    *os.File
+	stderr   *os.File // lens's standard error instead of a pipe the test reads
 }
 
 func (s scenario) name() string {
@@ -130,6 +131,9 @@ func (s scenario) start(t *testing.T) *running {
 	}
 	r := &running{t: t, cmd: cmd, lines: make(chan string, 64), stderr: newWatchedBuffer()}
 	cmd.Stderr = r.stderr
+	if s.stderr != nil {
+		cmd.Stderr = s.stderr
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -818,8 +822,9 @@ func TestExecProbeDoesNotDelayStart(t *testing.T) {
 
 // TestExecSignalBeforeStart: a signal that reaches lens before the command
 // starts is passed on once it runs, instead of acting on lens. lens is held
-// before the start by a CA file that is a FIFO (read while the telemetry
-// settings are read); SIGTSTP sent then must stop the command, and lens
+// before the start by its own standard error: a pipe the test has filled,
+// on which lens's line about the CA file (a FIFO, refused) blocks until
+// the test reads it. SIGTSTP sent then must stop the command, and lens
 // with it, once the command runs.
 func TestExecSignalBeforeStart(t *testing.T) {
 	t.Parallel()
@@ -827,7 +832,24 @@ func TestExecSignalBeforeStart(t *testing.T) {
 	if err := syscall.Mkfifo(ca, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := scenario{wrapped: true, args: []string{"signals"}, sys: &syscall.SysProcAttr{Setpgid: true},
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pr.Close() })
+	// Fill the pipe: lens's first write to it blocks until the test reads.
+	filler := make([]byte, 1<<20)
+	if err := pw.SetWriteDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := pw.Write(filler) // stops, at the deadline, once the pipe is full
+	if n == 0 || n == len(filler) {
+		t.Fatalf("filled the pipe with %d bytes", n)
+	}
+	if err := pw.SetWriteDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	s := scenario{wrapped: true, args: []string{"signals"}, sys: &syscall.SysProcAttr{Setpgid: true}, stderr: pw,
 		env: map[string]string{
 			"NEMO_LENS_ENABLED":              "true",
 			"OTEL_EXPORTER_OTLP_ENDPOINT":    "http://127.0.0.1:1",
@@ -835,24 +857,20 @@ func TestExecSignalBeforeStart(t *testing.T) {
 			"CUDA_VISIBLE_DEVICES":           "",
 		}}
 	r := s.start(t)
-	// lens is reading the CA file once a writer can open it without
-	// blocking: it is past its first instruction, before the start.
-	deadline := time.Now().Add(guard)
-	var w *os.File
-	for {
-		f, err := os.OpenFile(ca, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-		if err == nil {
-			w = f
-			break
-		}
+	pw.Close() // lens holds its own copy
+	// lens is past its first instruction, before the start, once one of
+	// its threads waits to write to the full pipe.
+	for deadline := time.Now().Add(guard); !writingToPipe(r.pid()); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("lens never read %s: %v", ca, err)
+			t.Fatalf("lens never wrote to its standard error")
 		}
-		time.Sleep(time.Millisecond)
 	}
 	send(t, r.pid(), syscall.SIGTSTP)
-	_, _ = w.WriteString("not a certificate\n") // telemetry off, the command starts
-	w.Close()
+	go func() { // lens writes on; the test keeps what follows the filler
+		rest := filler[:n]
+		_, _ = io.ReadFull(pr, rest)
+		_, _ = io.Copy(r.stderr, pr)
+	}()
 	waitState(t, r.pid(), "T")
 	children, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", r.pid(), r.pid()))
 	child, _ := strconv.Atoi(strings.TrimSpace(string(children)))
@@ -880,6 +898,18 @@ func TestExecSignalBeforeStart(t *testing.T) {
 	if !strings.Contains(r.stderr.String(), "OTEL_EXPORTER_OTLP_CERTIFICATE") {
 		t.Errorf("stderr %q does not name the bad CA file's variable", r.stderr)
 	}
+}
+
+// writingToPipe reports whether a thread of pid waits to write to a pipe.
+func writingToPipe(pid int) bool {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/wchan", pid, task.Name()))
+		if strings.HasSuffix(string(b), "pipe_write") { // anon_pipe_write on newer kernels
+			return true
+		}
+	}
+	return false
 }
 
 // TestExecProbeNotOrphaned: SIGTERM while the GPU probe (an nvidia-smi that

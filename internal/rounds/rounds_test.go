@@ -217,19 +217,23 @@ func TestNoteUnusable(t *testing.T) {
 			t.Errorf("Note = %v, %v; want no round, not exist", ok, err)
 		}
 	})
-	t.Run("directory open to others", func(t *testing.T) {
-		t.Parallel()
-		dir := filepath.Join(t.TempDir(), "d")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(dir, 0o755); err != nil { // whatever the umask
-			t.Fatal(err)
-		}
-		if _, ok, err := rounds.Note(dir, "k", r1); ok || !errors.Is(err, rounds.ErrUnsafe) {
-			t.Errorf("Note = %v, %v; want no round, ErrUnsafe", ok, err)
-		}
-	})
+	// Open to others, or only to the group (break: private's 0o077 as
+	// 0o007).
+	for _, mode := range []os.FileMode{0o755, 0o750, 0o720} {
+		t.Run(fmt.Sprintf("directory mode %#o", mode), func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "d")
+			if err := os.Mkdir(dir, mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, mode); err != nil { // whatever the umask
+				t.Fatal(err)
+			}
+			if _, ok, err := rounds.Note(dir, "k", r1); ok || !errors.Is(err, rounds.ErrUnsafe) {
+				t.Errorf("Note = %v, %v; want no round, ErrUnsafe", ok, err)
+			}
+		})
+	}
 	t.Run("directory is a symlink", func(t *testing.T) {
 		t.Parallel()
 		base := t.TempDir()
@@ -258,17 +262,35 @@ func TestNoteUnusable(t *testing.T) {
 			t.Errorf("Note = %q, %v, %v; want no round, an error", p, ok, err)
 		}
 	})
-	t.Run("record open to others", func(t *testing.T) {
-		t.Parallel()
-		dir := privateDir(t)
-		writeRecord(t, dir, header+r1+"\n")
-		if err := os.Chmod(rounds.File(dir, "k"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if p, ok, err := rounds.Note(dir, "k", r2); ok || !errors.Is(err, rounds.ErrUnsafe) {
-			t.Errorf("Note = %q, %v, %v; want no round, ErrUnsafe", p, ok, err)
-		}
-	})
+	// A record open to others or to the group is refused and left as it
+	// is, not replaced (break: drop Note's early return on ErrUnsafe, or
+	// private's 0o077 as 0o007).
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o620} {
+		t.Run(fmt.Sprintf("record mode %#o", mode), func(t *testing.T) {
+			t.Parallel()
+			dir := privateDir(t)
+			writeRecord(t, dir, header+r1+"\n")
+			path := rounds.File(dir, "k")
+			if err := os.Chmod(path, mode); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, ok, err := rounds.Note(dir, "k", r2); ok || !errors.Is(err, rounds.ErrUnsafe) {
+				t.Errorf("Note = %q, %v, %v; want no round, ErrUnsafe", p, ok, err)
+			}
+			after, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(path)
+			if !os.SameFile(before, after) || after.Mode().Perm() != mode || string(b) != header+r1+"\n" {
+				t.Errorf("the unsafe record was replaced or changed: same file %v, mode %#o, %q", os.SameFile(before, after), after.Mode().Perm(), b)
+			}
+		})
+	}
 	t.Run("not a record", func(t *testing.T) {
 		t.Parallel()
 		dir := privateDir(t)

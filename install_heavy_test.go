@@ -1,3 +1,5 @@
+//go:build heavy
+
 package lens_test
 
 import (
