@@ -38,7 +38,7 @@
 # Each stage's output is also kept in .bin/logs/<stage>.log.
 # Cost (docs/testing.md, "What the test run costs"), measured on a 2-core machine on
 # 2026-12-03: cold 22 min beside a light job (43 min beside heavy builds), warm about
-# 9 min; ~6 GB of Go caches.
+# 9 min; ~6 GB of Go caches. The heavy stage (2026-12-06, warm, load 20-30): 17.5 min.
 #
 # Usage: scripts/test.sh [--stage NAME[,NAME...]]... [--list]
 #   --stage   run only these stages (in the order above), e.g. --stage fuzz or
