@@ -54,6 +54,7 @@ func exporters(console io.Writer) telemetry.Exporters[sdklog.Exporter] {
 		HTTP: func(ctx context.Context, sig telemetry.Signal) (sdklog.Exporter, error) {
 			return otlploghttp.New(ctx, telemetry.HTTPOptions[otlploghttp.Option]{
 				Timeout: otlploghttp.WithTimeout, EndpointURL: otlploghttp.WithEndpointURL, TLS: otlploghttp.WithTLSClientConfig,
+				HTTPClient: otlploghttp.WithHTTPClient, Response: telemetry.LogResponse,
 			}.For(sig)...)
 		},
 		GRPC: func(ctx context.Context, sig telemetry.Signal, guard *telemetry.RefusalGuard) (sdklog.Exporter, error) {

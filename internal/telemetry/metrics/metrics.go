@@ -57,6 +57,7 @@ func exporters(console io.Writer) telemetry.Exporters[sdkmetric.Exporter] {
 		HTTP: func(ctx context.Context, sig telemetry.Signal) (sdkmetric.Exporter, error) {
 			return otlpmetrichttp.New(ctx, telemetry.HTTPOptions[otlpmetrichttp.Option]{
 				Timeout: otlpmetrichttp.WithTimeout, EndpointURL: otlpmetrichttp.WithEndpointURL, TLS: otlpmetrichttp.WithTLSClientConfig,
+				HTTPClient: otlpmetrichttp.WithHTTPClient, Response: telemetry.MetricResponse,
 			}.For(sig)...)
 		},
 		GRPC: func(ctx context.Context, sig telemetry.Signal, guard *telemetry.RefusalGuard) (sdkmetric.Exporter, error) {
