@@ -12,12 +12,11 @@ import (
 	"sync"
 	"time"
 
-	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
-	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // What the collector answered (docs/tracing.md#export-counts): the OTLP
@@ -120,21 +119,40 @@ func answered(ctx context.Context, fn func(context.Context) error) error {
 }
 
 // partialSuccess returns the partial success of an OTLP export response of
-// any signal, nil when it has none (no rejected item, no message).
+// any signal, nil when it has none (no rejected item, no message). Every
+// signal's response has the same shape — field 1, partial_success, a
+// message of field 1, the rejected count (int64), and field 2,
+// error_message — read here by reflection, so that the lens command does
+// not link the log signal's protobuf types for it.
 func partialSuccess(m proto.Message) *RejectedError {
-	var e RejectedError
-	switch r := m.(type) {
-	case *coltracepb.ExportTraceServiceResponse:
-		e = RejectedError{Rejected: r.GetPartialSuccess().GetRejectedSpans(), Message: r.GetPartialSuccess().GetErrorMessage(), What: "spans"}
-	case *colmetricspb.ExportMetricsServiceResponse:
-		e = RejectedError{Rejected: r.GetPartialSuccess().GetRejectedDataPoints(), Message: r.GetPartialSuccess().GetErrorMessage(), What: "metric data points"}
-	case *collogspb.ExportLogsServiceResponse:
-		e = RejectedError{Rejected: r.GetPartialSuccess().GetRejectedLogRecords(), Message: r.GetPartialSuccess().GetErrorMessage(), What: "log records"}
+	r := m.ProtoReflect()
+	psField := r.Descriptor().Fields().ByNumber(1)
+	if psField == nil || psField.Kind() != protoreflect.MessageKind || !r.Has(psField) {
+		return nil
 	}
+	ps := r.Get(psField).Message()
+	countField, msgField := ps.Descriptor().Fields().ByNumber(1), ps.Descriptor().Fields().ByNumber(2)
+	if countField == nil || countField.Kind() != protoreflect.Int64Kind || msgField == nil || msgField.Kind() != protoreflect.StringKind {
+		return nil
+	}
+	e := &RejectedError{Rejected: ps.Get(countField).Int(), Message: ps.Get(msgField).String(), What: itemsOf(string(countField.Name()))}
 	if e.Rejected == 0 && e.Message == "" {
 		return nil
 	}
-	return &e
+	return e
+}
+
+// itemsOf names the items of a rejected count field.
+func itemsOf(field string) string {
+	switch field {
+	case "rejected_spans":
+		return "spans"
+	case "rejected_data_points":
+		return "metric data points"
+	case "rejected_log_records":
+		return "log records"
+	}
+	return "items"
 }
 
 // answerInterceptor is the OTLP/gRPC client's unary interceptor: it records
@@ -147,11 +165,9 @@ func answerInterceptor(ctx context.Context, method string, req, reply any, cc *g
 	return err
 }
 
-// Response types of the OTLP/HTTP answers, one per signal
-// (HTTPOptions.Response).
-func TraceResponse() proto.Message  { return &coltracepb.ExportTraceServiceResponse{} }
-func MetricResponse() proto.Message { return &colmetricspb.ExportMetricsServiceResponse{} }
-func LogResponse() proto.Message    { return &collogspb.ExportLogsServiceResponse{} }
+// TraceResponse is the trace signal's OTLP/HTTP answer
+// (HTTPOptions.Response); the metric and log signals have theirs.
+func TraceResponse() proto.Message { return &coltracepb.ExportTraceServiceResponse{} }
 
 // otlpTransport is the OTLP/HTTP client's transport: it refuses a 2xx
 // answer that is not an OTLP response (ErrNotOTLP: the endpoint, the status
