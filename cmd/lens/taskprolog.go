@@ -208,6 +208,13 @@ func (a *app) taskPrologLines(ctx context.Context, policyFlag string, r *prologR
 		case err != nil:
 			r.report("carrier not set: %v", err)
 		case ok:
+			// slurmstepd reads one line per export: a segment holding a
+			// newline (an inherited one; appended values are encoded)
+			// is left out, never the line (docs/taskprolog.md#reports).
+			if kept := withoutLineBreaks(text); kept != text {
+				r.report("an inherited %s segment holding a newline or a NUL was left out", carrier.EnvVar)
+				text = kept
+			}
 			export(carrier.EnvVar, text)
 		}
 	}
@@ -284,6 +291,23 @@ func (w withVar) LookupEnv(key string) (string, bool) {
 		return w.value, true
 	}
 	return w.Lookuper.LookupEnv(key)
+}
+
+// withoutLineBreaks returns carrier text without its segments (split on
+// every ',', as the carrier's parse splits) that hold a newline or a NUL;
+// text itself when it has none.
+func withoutLineBreaks(text string) string {
+	if !strings.ContainsAny(text, "\n\x00") {
+		return text
+	}
+	segs := strings.Split(text, ",")
+	kept := segs[:0]
+	for _, seg := range segs {
+		if !strings.ContainsAny(seg, "\n\x00") {
+			kept = append(kept, seg)
+		}
+	}
+	return strings.Join(kept, ",")
 }
 
 // prologReporter sends lens taskprolog's reports where an admin looks
