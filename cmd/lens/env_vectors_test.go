@@ -50,7 +50,7 @@ func referenceEnvLine(inherited string, slurm *attr.Map) string {
 func referenceSegments(text string) string {
 	var kept []string
 	for _, seg := range strings.Split(text, ",") {
-		if k, _, ok := strings.Cut(seg, "="); ok && strings.Trim(k, " \t\n\r\v\f\x1c\x1d\x1e\x1f\x85\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000") != "" {
+		if k, _, ok := strings.Cut(seg, "="); ok && strings.Trim(k, " \t\n\r\v\f\x1c\x1d\x1e\x1f\u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000") != "" {
 			kept = append(kept, seg)
 		}
 	}
