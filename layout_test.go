@@ -425,3 +425,48 @@ func TestRootFilesOneWay(t *testing.T) {
 		}
 	}
 }
+
+// TestReadsAreBounded: shipped code opens files only through
+// internal/bounded (docs/exec.md#what-runs-where), which never waits on a
+// FIFO, a device or a socket and caps what it reads; the few opens
+// elsewhere are listed here with the reason each cannot block. A new
+// os.ReadFile, os.Open or os.OpenFile anywhere else fails this test: a
+// bound by design, not one call at a time.
+func TestReadsAreBounded(t *testing.T) {
+	t.Parallel()
+	allowed := map[string]string{
+		"internal/bounded/file.go":         "the bounded open itself",
+		"internal/rounds/private_unix.go":  "the record: O_NONBLOCK|O_NOFOLLOW, then fstat refuses all but a regular file",
+		"internal/rounds/private_other.go": "the record outside Unix (no FIFO semantics to guard)",
+		"internal/taskprolog/file.go":      "the log file, opened to append: O_NONBLOCK|O_NOFOLLOW, then fstat refuses all but a regular file",
+	}
+	seen := map[string]bool{}
+	for path, f := range shippedFiles(t) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			pkg, ok := sel.X.(*ast.Ident)
+			if !ok || (pkg.Name != "os" && pkg.Name != "ioutil") {
+				return true
+			}
+			switch sel.Sel.Name {
+			case "ReadFile", "Open", "OpenFile":
+			default:
+				return true
+			}
+			if _, ok := allowed[path]; ok {
+				seen[path] = true
+				return true
+			}
+			t.Errorf("%s calls %s.%s: read through internal/bounded (bounded.Open, bounded.ReadFile), which never blocks on what is not a regular file", path, pkg.Name, sel.Sel.Name)
+			return true
+		})
+	}
+	for path := range allowed {
+		if !seen[path] {
+			t.Errorf("%s is allowed to open files but opens none: the check no longer sees it, or the entry is stale", path)
+		}
+	}
+}

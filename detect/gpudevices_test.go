@@ -122,6 +122,9 @@ var gpuRows = []gpuRow{
 	{name: "CVD blank: none", env: environ.Map{"CUDA_VISIBLE_DEVICES": " "}, want: []string{}},
 	{name: "CVD spaces", env: environ.Map{"CUDA_VISIBLE_DEVICES": " 1 , 3 "}, want: []string{"1", "3"}, wantIndex: "1,3"},
 	{name: "CVD stops at an index beyond the node", env: environ.Map{"CUDA_VISIBLE_DEVICES": "0,7,1"}, want: []string{"0"}, wantIndex: "0"},
+	// Exactly one past the last GPU (break: `i < len(base)` → `<=`, which panics).
+	{name: "CVD stops at the index one past the last GPU", env: environ.Map{"CUDA_VISIBLE_DEVICES": "1,4,0"}, want: []string{"1"}, wantIndex: "1"},
+	{name: "CVD one past the last of a smaller tree", tree: []int{0, 1}, env: environ.Map{"CUDA_VISIBLE_DEVICES": "2"}, want: []string{}},
 	{name: "CVD stops at a duplicate", env: environ.Map{"CUDA_VISIBLE_DEVICES": "1,1,2"}, want: []string{"1"}, wantIndex: "1"},
 	{name: "CVD -1: none", env: environ.Map{"CUDA_VISIBLE_DEVICES": "-1"}, want: []string{}},
 	{name: "CVD NoDevFiles: none", env: environ.Map{"CUDA_VISIBLE_DEVICES": "NoDevFiles"}, want: []string{}},

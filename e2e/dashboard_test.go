@@ -5,10 +5,13 @@ package e2e_test
 // The importable Grafana dashboard (examples/grafana/lens-ranks.json)
 // against a real Prometheus 3.x: two ranks run under real `lens exec`
 // with its per-rank metrics on (OTLP/HTTP to Prometheus's receiver), beside
-// a DCGM-exporter-shaped endpoint for three GPUs that Prometheus scrapes.
-// The test reads the dashboard from the file, resolves its run variable as
-// Grafana does (label_values), and runs every panel's query, twice: while
-// rank 1 runs, and after it was killed (a rank that dies). Every panel must
+// a DCGM-exporter-shaped endpoint for three GPUs that Prometheus scrapes,
+// and a second run of one rank beside them. The test reads the dashboard
+// from the file, resolves its run variable as Grafana does (label_values),
+// selects both runs (multi-valued: a regex alternation in the queries) and
+// runs every panel's query, twice: while rank 1 runs, and after it was
+// killed (a rank that dies); each answer holds both runs' ranks side by
+// side, and the GPU panel says which GPU each rank used. Every panel must
 // have an expectation here, so a panel added to the file without one fails
 // the test.
 //
@@ -130,7 +133,11 @@ func TestDashboardPrometheus(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	runID := fmt.Sprintf("e2e-dash-%d", os.Getpid())
+	// A second run beside it, of one rank that ends at once: the run
+	// variable takes both, and every panel shows them side by side.
+	otherRun := runID + "-b"
 	type rank struct {
+		run    string
 		n      int
 		gpu    dcgmGPU
 		args   []string
@@ -140,15 +147,16 @@ func TestDashboardPrometheus(t *testing.T) {
 		status int
 	}
 	ranks := []*rank{
-		{n: 0, gpu: gpus[0], args: []string{"-cpu", "400", "-mib", "32", "-exit", "3"}},
-		{n: 1, gpu: gpus[1], args: []string{"-cpu", "800", "-mib", "96", "-hold"}},
+		{run: runID, n: 0, gpu: gpus[0], args: []string{"-cpu", "400", "-mib", "32", "-exit", "3"}},
+		{run: runID, n: 1, gpu: gpus[1], args: []string{"-cpu", "800", "-mib", "96", "-hold"}},
 	}
+	other := &rank{run: otherRun, n: 0, gpu: gpus[0], args: []string{"-cpu", "400", "-mib", "32", "-exit", "0"}}
 	start := func(r *rank) {
 		r.cmd = exec.CommandContext(ctx, lens, append([]string{"exec", "--", burn}, r.args...)...)
 		r.cmd.Env = lensEnv(os.Environ(),
 			"NEMO_LENS_ENABLED=true",
 			"NEMO_LENS_TRACES_ENABLED=false",
-			"NEMO_LENS_RUN_ID="+runID,
+			"NEMO_LENS_RUN_ID="+r.run,
 			"OTEL_METRICS_EXPORTER=otlp",
 			"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=http/protobuf",
 			"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT="+prom.OTLPMetricsURL(),
@@ -199,12 +207,15 @@ func TestDashboardPrometheus(t *testing.T) {
 		}
 	}
 
-	// Rank 0 runs to its end (exit 3); rank 1 runs on.
-	start(ranks[0])
-	_ = ranks[0].stdin.Close()
-	wait(ranks[0])
-	if ranks[0].status != 3 {
-		t.Fatalf("rank 0: lens exec exited %d, want the command's 3", ranks[0].status)
+	// Rank 0 runs to its end (exit 3), and the other run's one rank
+	// (exit 0); rank 1 runs on.
+	for _, r := range []*rank{ranks[0], other} {
+		start(r)
+		_ = r.stdin.Close()
+		wait(r)
+	}
+	if ranks[0].status != 3 || other.status != 0 {
+		t.Fatalf("lens exec exited %d and %d, want the commands' 3 and 0", ranks[0].status, other.status)
 	}
 	start(ranks[1])
 	defer func() { _ = ranks[1].cmd.Process.Kill() }()
@@ -233,6 +244,9 @@ func TestDashboardPrometheus(t *testing.T) {
 				t.Fatalf("%s: value %q", q, s.ValueString())
 			}
 			key := "rank " + s.Metric["nv_dl_rank"]
+			if r := s.Metric["nemo_run_id"]; r != "" && r != runID {
+				key = r + " " + key // the other run's; this run's keys stay "rank N"
+			}
 			if u := s.Metric["UUID"]; u != "" {
 				key += " " + u
 			}
@@ -259,8 +273,8 @@ func TestDashboardPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(runs, runID) {
-		t.Errorf("%s = %q, lacks %s", runVariable, runs, runID)
+	if !slices.Contains(runs, runID) || !slices.Contains(runs, otherRun) {
+		t.Errorf("%s = %q, lacks %s or %s", runVariable, runs, runID, otherRun)
 	}
 
 	// expect returns each panel's expected answer by series key ("rank N",
@@ -274,21 +288,30 @@ func TestDashboardPrometheus(t *testing.T) {
 	// reported, plus its exit; while it runs, /proc's 10-ms ticks.
 	cpuTime := func(r *rank) check { return near(r.report.CPUSeconds, 0.1*r.report.CPUSeconds+0.03) }
 	busy := func(got float64) bool { return got > 0 && got <= float64(runtime.NumCPU()) }
-	gpuKey := func(r *rank) string { return fmt.Sprintf("rank %d %s", r.n, r.gpu.uuid) }
+	gpuKey := func(r *rank) string {
+		if r.run != runID {
+			return fmt.Sprintf("%s rank %d %s", r.run, r.n, r.gpu.uuid)
+		}
+		return fmt.Sprintf("rank %d %s", r.n, r.gpu.uuid)
+	}
+	o := otherRun + " rank 0" // the other run's rank
 	expect := func(rank1Ended bool) map[string]map[string]check {
 		up1, mem1 := equal(1), near(float64(ranks[1].report.RSSBytes), 0.1*float64(ranks[1].report.RSSBytes))
-		exits := map[string]check{"rank 0": equal(3)}
+		exits := map[string]check{"rank 0": equal(3), o: equal(0)}
 		if rank1Ended {
 			up1, mem1 = equal(0), equal(0)
 			exits["rank 1"] = equal(128 + float64(syscall.SIGKILL))
 		}
 		return map[string]map[string]check{
-			"Ranks up":               {"rank 0": equal(0), "rank 1": up1},
-			"CPU (cores)":            {"rank 0": busy, "rank 1": busy},
-			"Memory (RSS)":           {"rank 0": equal(0), "rank 1": mem1},
-			"GPU utilisation (DCGM)": {gpuKey(ranks[0]): equal(float64(ranks[0].gpu.util)), gpuKey(ranks[1]): equal(float64(ranks[1].gpu.util))},
-			"CPU time used (s)":      {"rank 0": cpuTime(ranks[0]), "rank 1": cpuTime(ranks[1])},
-			"Exit status":            exits,
+			"Ranks up":     {"rank 0": equal(0), "rank 1": up1, o: equal(0)},
+			"CPU (cores)":  {"rank 0": busy, "rank 1": busy, o: busy},
+			"Memory (RSS)": {"rank 0": equal(0), "rank 1": mem1, o: equal(0)},
+			"GPU utilisation (DCGM)": {gpuKey(ranks[0]): equal(float64(ranks[0].gpu.util)), gpuKey(ranks[1]): equal(float64(ranks[1].gpu.util)),
+				gpuKey(other): equal(float64(other.gpu.util))},
+			"CPU time used (s)": {"rank 0": cpuTime(ranks[0]), "rank 1": cpuTime(ranks[1]), o: cpuTime(other)},
+			"Exit status":       exits,
+			// Which GPU each rank used: one series per rank and GPU.
+			"GPU of each rank": {gpuKey(ranks[0]): equal(1), gpuKey(ranks[1]): equal(1), gpuKey(other): equal(1)},
 		}
 	}
 	runPanels := func(phase string, want map[string]map[string]check) {
@@ -304,7 +327,10 @@ func TestDashboardPrometheus(t *testing.T) {
 				t.Errorf("%s: panel %q has %d queries, want 1", phase, p.Title, len(p.Targets))
 				continue
 			}
-			q := strings.NewReplacer("$run", runID, "$__rate_interval", "1m").Replace(p.Targets[0].Expr)
+			// Both runs selected: Grafana writes a multi-valued variable
+			// into a Prometheus query as a regex alternation.
+			runs := "(" + regexp.QuoteMeta(runID) + "|" + regexp.QuoteMeta(otherRun) + ")"
+			q := strings.NewReplacer("$run", runs, "$__rate_interval", "1m").Replace(p.Targets[0].Expr)
 			got := query(q)
 			t.Logf("%s: %s: %v", phase, p.Title, got)
 			if len(got) != len(w) {

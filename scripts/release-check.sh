@@ -4,7 +4,8 @@
 #   1. scripts/release.sh twice, from the checkout and from a copy of it in
 #      another directory: the archives and SHA256SUMS must be byte-identical;
 #      the archives must be deterministic tarballs (names sorted, owner 0,
-#      mtime the commit time) holding lens, INSTALL.md and the licenses
+#      mtime the commit time) holding lens, INSTALL.md, the licenses and
+#      the TaskProlog's wrapper and example policy
 #   2. the version stamp against the go command's own (a build with
 #      -buildvcs=true in a clone, untagged, with a tag below HEAD and with a
 #      tag on HEAD): needs a tree without uncommitted changes
@@ -74,7 +75,7 @@ for arch in amd64 arm64; do
 	v=${v%_linux_"$arch"}
 	[[ -z $version || $version == "$v" ]] || fail "archives name two versions: $version, $v"
 	version=$v
-	want="$name/|$name/INSTALL.md|$name/LICENSE|$name/THIRD_PARTY_LICENSES.txt|$name/lens"
+	want="$name/|$name/INSTALL.md|$name/LICENSE|$name/THIRD_PARTY_LICENSES.txt|$name/lens|$name/lens-taskprolog.sh|$name/taskprolog.conf"
 	got=$(tar -tzf "${archives[0]}" | paste -sd '|')
 	[[ $got == "$want" ]] || fail "${archives[0]} holds $got, want $want (in this order)"
 	# tar --full-time -tv: MODE OWNER/GROUP SIZE DATE TIME NAME
@@ -82,7 +83,7 @@ for arch in amd64 arm64; do
 		when=$(TZ=UTC date -d "$day $time UTC" +%s)
 		[[ $owner == 0/0 && $when == "$epoch" ]] || fail "$path: owner $owner, mtime $when; want 0/0 and $epoch (the commit time)"
 		case $path in
-		*/ | */lens) [[ $mode == ?rwxr-xr-x ]] || fail "$path: mode $mode, want rwxr-xr-x" ;;
+		*/ | */lens | */lens-taskprolog.sh) [[ $mode == ?rwxr-xr-x ]] || fail "$path: mode $mode, want rwxr-xr-x" ;;
 		*) [[ $mode == -rw-r--r-- ]] || fail "$path: mode $mode, want rw-r--r--" ;;
 		esac
 	done
@@ -95,6 +96,10 @@ for arch in amd64 arm64; do
 		fail "${archives[0]}: LICENSE is not the Apache License 2.0"
 	grep -q "Go standard library" "$work/x/$arch/THIRD_PARTY_LICENSES.txt" || fail "THIRD_PARTY_LICENSES.txt lacks the Go license"
 	grep -q "^==== go.opentelemetry.io/otel " "$work/x/$arch/THIRD_PARTY_LICENSES.txt" || fail "THIRD_PARTY_LICENSES.txt lacks go.opentelemetry.io/otel"
+	cmp -s examples/taskprolog.conf "$work/x/$arch/taskprolog.conf" || fail "${archives[0]}: taskprolog.conf is not examples/taskprolog.conf"
+	[[ $(grep '^LENS=' "$work/x/$arch/lens-taskprolog.sh") == "LENS=/shared/tools/lens/$version/linux_$arch/lens" ]] &&
+		diff <(grep -v '^LENS=' examples/lens-taskprolog.sh) <(grep -v '^LENS=' "$work/x/$arch/lens-taskprolog.sh") >/dev/null ||
+		fail "${archives[0]}: lens-taskprolog.sh is not examples/lens-taskprolog.sh naming /shared/tools/lens/$version/linux_$arch/lens"
 	# Static: no program interpreter (dynamic loader) in the ELF program headers.
 	if ! command -v readelf >/dev/null; then
 		echo "readelf (binutils) is missing: the ELF headers are not checked (the empty-root run below still is)"

@@ -3,7 +3,9 @@
 # (docs/install.md#release-build): for each platform a static lens binary in
 # lens_VERSION_linux_ARCH.tar.gz, with INSTALL.md, LICENSE (lens-go's,
 # Apache-2.0) and THIRD_PARTY_LICENSES.txt (the licenses of the Go
-# standard library and of every module linked in), and SHA256SUMS of the
+# standard library and of every module linked in), the TaskProlog wrapper
+# lens-taskprolog.sh and the example policy taskprolog.conf
+# (docs/taskprolog.md#slurm-conf), and SHA256SUMS of the
 # archives. The same commit (and the same uncommitted changes) gives
 # byte-identical archives, wherever the checkout lies and whatever the
 # caller's Go environment says.
@@ -143,6 +145,9 @@ A static binary (no libc, no Go needed) of the lens command of lens-go
     install -D -m 0755 lens_${version}_linux_$1/lens /shared/tools/lens/$version/linux_$1/lens
     /shared/tools/lens/$version/linux_$1/lens --version
 
+lens-taskprolog.sh and taskprolog.conf are Slurm's TaskProlog wrapper
+(naming the path above) and an example policy: docs/taskprolog.md.
+
 Putting it on a cluster's shared path, a module file for Lmod or
 Environment Modules, and pinning the version in a job script:
 https://$module/blob/$commit/docs/install.md
@@ -166,8 +171,13 @@ for arch in "${arches[@]}"; do
 	third_party "$dir/lens" >"$dir/THIRD_PARTY_LICENSES.txt"
 	install_note "$arch" >"$dir/INSTALL.md"
 	cp LICENSE "$dir/LICENSE"
-	chmod 0755 "$dir" "$dir/lens"
-	find "$dir" -type f ! -name lens -exec chmod 0644 {} +
+	# The TaskProlog's two files (docs/taskprolog.md#slurm-conf), so that no
+	# compute node needs a clone: the wrapper naming this version's shared
+	# copy (docs/install.md#shared-path), and the example policy.
+	sed "s|^LENS=[^ ]*|LENS=/shared/tools/lens/$version/linux_$arch/lens|" examples/lens-taskprolog.sh >"$dir/lens-taskprolog.sh"
+	cp examples/taskprolog.conf "$dir/taskprolog.conf"
+	chmod 0755 "$dir" "$dir/lens" "$dir/lens-taskprolog.sh"
+	find "$dir" -type f ! -name lens ! -name lens-taskprolog.sh -exec chmod 0644 {} +
 	tar --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner --format=gnu \
 		-C "$work" -cf - "$name" | gzip -n -9 >"$out/$name.tar.gz"
 done

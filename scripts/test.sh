@@ -2,11 +2,17 @@
 # All tests of lens-go, as CI runs them (.ci/run calls this script). Stages, in order:
 #   prereq       Go version, disk; installs Debian's valgrind and zsh if missing (as root)
 #   gofmt        gofmt -l on every .go file of the repository
-#   vet          go vet: the root, e2e, tools/scale and tools/mutation modules
-#   staticcheck  builds .bin/staticcheck from the pin in tools/lint (once; later
-#                runs only check it is up to date), runs it on the root, e2e,
+#   vet          go vet: the root (with the heavy tests' files: -tags heavy), e2e,
 #                tools/scale and tools/mutation modules
-#   unit         go test -race on the root module
+#   staticcheck  builds .bin/staticcheck from the pin in tools/lint (once; later
+#                runs only check it is up to date), runs it on the root (-tags
+#                heavy), e2e, tools/scale and tools/mutation modules
+#   unit         go test -race on the root module (what a user's plain
+#                go test -race ./... runs: no test of minutes)
+#   heavy        the minutes-long tests, in files named *_heavy_test.go behind
+#                //go:build heavy (release builds, 100,000 spans or steps):
+#                go test -race -tags heavy -run '^(their names)$' -timeout 40m,
+#                package by package (docs/testing.md#heavy)
 #   release      scripts/release-check.sh: the release archives built twice
 #                (byte-identical), the version stamp, the arm64 binary under
 #                qemu-aarch64-static and the amd64 binary in an empty root, the
@@ -54,15 +60,16 @@ root=$(pwd)
 . "$root/scripts/fuzz-lib.sh"
 export GOFLAGS=${GOFLAGS:-}
 
-all_stages=(prereq gofmt vet staticcheck unit release fuzz backends e2e)
+all_stages=(prereq gofmt vet staticcheck unit heavy release fuzz backends e2e)
 # Stages run only when named with --stage, after the others.
 extra_stages=(mutation)
 declare -A describe=(
 	[prereq]="Go toolchain, disk space, valgrind, zsh"
 	[gofmt]="gofmt -l on all .go files"
-	[vet]="go vet ./... (root, e2e, tools/scale and tools/mutation modules)"
-	[staticcheck]="build .bin/staticcheck (tools/lint pin), run it on the root, e2e, tools/scale and tools/mutation modules"
+	[vet]="go vet ./... (root with -tags heavy, e2e, tools/scale and tools/mutation modules)"
+	[staticcheck]="build .bin/staticcheck (tools/lint pin), run it on the root (-tags heavy), e2e, tools/scale and tools/mutation modules"
 	[unit]="go test -race -count=1 ./... (root module)"
+	[heavy]="go test -race -tags heavy on the tests of *_heavy_test.go (release builds, 100,000 spans), -timeout 40m"
 	[release]="release archives twice (identical), version stamp, arm64 smoke under qemu-user, amd64 in an empty root"
 	[fuzz]="each fuzz target for a fixed time"
 	[backends]="build .bin/jaeger, .bin/otelcol, .bin/prometheus (tools/jaeger, tools/prometheus pins; cold: minutes, warm: seconds)"
@@ -325,7 +332,7 @@ stage_gofmt() {
 }
 
 stage_vet() {
-	run go vet ./...
+	run go vet -tags heavy ./...
 	run go -C e2e vet ./...
 	run go -C tools/scale vet ./...
 	run go -C tools/mutation vet ./...
@@ -341,7 +348,7 @@ stage_staticcheck() {
 	else
 		echo "staticcheck: built $bin ($("$bin" -version)) in $((SECONDS - t0))s"
 	fi
-	run "$bin" ./...
+	run "$bin" -tags heavy ./...
 	run env -C e2e "$bin" ./...
 	run env -C tools/scale "$bin" ./...
 	run env -C tools/mutation "$bin" ./...
@@ -349,6 +356,42 @@ stage_staticcheck() {
 
 stage_unit() {
 	run go test -race -count=1 ./...
+}
+
+# heavy_tests prints "DIR REGEXP" for each package of the root module with
+# tests in *_heavy_test.go files: ^(their names)$.
+heavy_tests() {
+	local -A names=()
+	local f dir name
+	local -a files
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		mapfile -t files < <(git ls-files -co --exclude-standard -- '*_heavy_test.go' ':!:e2e/*' ':!:tools/*')
+	else
+		mapfile -t files < <(find . -name '*_heavy_test.go' -not -path './e2e/*' -not -path './tools/*' -not -path './.bin/*' | sed 's|^\./||')
+	fi
+	for f in "${files[@]}"; do
+		[[ -f $f ]] || continue
+		dir=./$(dirname "$f")
+		[[ $dir == ./. ]] && dir=.
+		while IFS= read -r name; do
+			names[$dir]+="${names[$dir]:+|}$name"
+		done < <(sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing\.T).*/\1/p' "$f")
+	done
+	for dir in "${!names[@]}"; do
+		printf '%s ^(%s)$\n' "$dir" "${names[$dir]}"
+	done | sort
+}
+
+stage_heavy() {
+	local dir re n=0
+	while read -r dir re; do
+		run go test -race -count=1 -tags heavy -timeout 40m -run "$re" "$dir"
+		n=$((n + 1))
+	done < <(heavy_tests)
+	if ((n == 0)); then
+		echo "heavy: no *_heavy_test.go with tests" >&2
+		return 1
+	fi
 }
 
 stage_release() {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -63,11 +64,17 @@ type app struct {
 	clock      func() time.Time
 	syslog     func() io.WriteCloser
 	// prologBound replaces lens taskprolog's hard bound when positive
-	// (TaskPrologBound).
+	// (TaskPrologBound); prologAfter, when not nil, replaces time.After
+	// for its compute bound (a test fires it when it chooses).
 	prologBound time.Duration
+	prologAfter func(time.Duration) <-chan time.Time
 	// fsRoot is the root under which lens exec reads /proc and
 	// /sys/fs/cgroup for the command's usage; "" means "/".
 	fsRoot string
+	// procOnce tells once whether fsRoot's proc is another PID
+	// namespace's (procForeign; procIsOurs).
+	procOnce    sync.Once
+	procForeign bool
 }
 
 func (a *app) pid() int {
@@ -292,6 +299,13 @@ func (c *command) suggestCommand(name string) string {
 	}
 	if c == root {
 		names = append(names, "help")
+		// "lens version": the root's flag --version, when it is nearer
+		// than every command.
+		if v, d := nearest(name, []string{"version"}); v != "" {
+			if _, dc := nearest(name, names); d < dc {
+				return fmt.Sprintf("; did you mean --%s?", v)
+			}
+		}
 	}
 	return suggest(name, names, "")
 }
@@ -309,9 +323,19 @@ func (c *command) suggestFlag(arg string) string {
 // within an edit distance of 2 (Levenshtein), or one that typed is a prefix
 // of; "" when none is.
 func suggest(typed string, candidates []string, prefix string) string {
+	best, _ := nearest(typed, candidates)
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %s%s?", prefix, best)
+}
+
+// nearest is suggest's choice and its distance ("" and 3 when none is
+// near enough).
+func nearest(typed string, candidates []string) (string, int) {
 	best, bestDist := "", 3
 	if typed, _, _ = strings.Cut(typed, "="); typed == "" {
-		return ""
+		return "", bestDist
 	}
 	for _, c := range candidates {
 		d := editDistance(typed, c)
@@ -322,10 +346,7 @@ func suggest(typed string, candidates []string, prefix string) string {
 			best, bestDist = c, d
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %s%s?", prefix, best)
+	return best, bestDist
 }
 
 // editDistance is the Levenshtein distance of a and b, in bytes.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/collectortest"
+	"github.com/nemolens/lens-go/internal/faulttest"
 	"github.com/nemolens/lens-go/internal/telemetry"
 )
 
@@ -39,32 +40,6 @@ func bigSet(n int, chained bool) []string {
 		args = append(args, "--span", spec)
 	}
 	return args
-}
-
-// TestEmitSpans100k: 100,000 spans, flat and chained, reach a real OTLP
-// receiver, every one (on 85caa10: 2,560 of 5,000, exit 1).
-func TestEmitSpans100k(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("100,000 spans: not in -short")
-	}
-	const n = 100_000
-	for _, chained := range []bool{false, true} {
-		col := collectortest.New(t, "grpc", collectortest.OK)
-		env := environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": col.Endpoint}
-		r := runIn(t, env, "", append([]string{"emit-spans", "--flush-timeout", "5m"}, bigSet(n, chained)...)...)
-		spans := col.Spans()
-		if r.code != 0 || len(spans) != n {
-			t.Fatalf("chained=%v: exit %d, %d of %d spans at the receiver; stderr %.300q", chained, r.code, len(spans), n, r.stderr)
-		}
-		ids := map[string]bool{}
-		for _, s := range spans {
-			ids[string(s.SpanId)] = true
-		}
-		if len(ids) != n {
-			t.Errorf("chained=%v: %d distinct span ids, want %d (a span exported twice?)", chained, len(ids), n)
-		}
-	}
 }
 
 // TestEmitSpansSaysHowManyAndWhy: when the export fails, lens emit-spans
@@ -107,26 +82,83 @@ func fakeSacctLines(job string, steps int) []byte {
 	return b.Bytes()
 }
 
-// TestReckon100kSteps: the spans of a job with 100,000 steps (100,007: the
-// deferred, queued, allocation, batch, extern, workload and cleanup
-// spans beside the steps) all reach a real OTLP receiver (on 85caa10:
-// 11,776).
-func TestReckon100kSteps(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("100,000 steps: not in -short")
+// pacedGate is a collector's Gate that accepts trace export n no earlier
+// than n×pace after the first export arrived: however fast the exporter,
+// n exports take at least n×pace; a slower exporter is not delayed more.
+func pacedGate(pace time.Duration) func(int) bool {
+	var once sync.Once
+	var start time.Time
+	return func(n int) bool {
+		once.Do(func() { start = time.Now() })
+		time.Sleep(time.Until(start.Add(time.Duration(n) * pace)))
+		return true
 	}
-	const steps = 100_000
+}
+
+// TestReckonSlowCollectorGetsEverySpan: --flush-timeout bounds lens
+// reckon's export by its progress, not its length
+// (docs/tracing.md#idle-bound): a collector that takes longer than
+// --flush-timeout for the whole export, but accepts a batch more often
+// than that, gets every span (on edd0320 the export ended after
+// --flush-timeout, 100 or so of 207 spans in). The bound is five times
+// the pace: only a machine that stalls lens for seconds between two
+// batches of 20 spans ends it.
+func TestReckonSlowCollectorGetsEverySpan(t *testing.T) {
+	t.Parallel()
+	const steps, pace, flush = 200, time.Second, 5 * time.Second
 	col := collectortest.New(t, "http/protobuf", collectortest.OK)
+	col.Gate(pacedGate(pace))
 	sacct, _ := fakeSacct(t, fakeSacctLines("5", steps))
-	env := environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": col.Endpoint}
-	r := runReckon(t, env, sacct, "--flush-timeout", "5m", "5")
-	want := steps + 7
+	env := environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": col.Endpoint,
+		"OTEL_BSP_MAX_QUEUE_SIZE": "40", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "20"}
+	r := runReckon(t, env, sacct, "--flush-timeout", flush.String(), "5")
+	want := steps + 7 // 11 batches: at least 11 s
 	if got := len(col.Spans()); r.code != 0 || got != want {
 		t.Fatalf("exit %d, %d of %d spans at the receiver; stderr %.300q", r.code, got, want, r.stderr)
 	}
-	if !strings.Contains(r.stdout, fmt.Sprintf("spans %d", want)) {
-		t.Errorf("stdout %q", r.stdout)
+	if n := col.Requests(collectortest.Traces); time.Duration(n)*pace <= flush {
+		t.Fatalf("%d exports at one per %v: no longer than --flush-timeout %v, the test proves nothing", n, pace, flush)
+	}
+}
+
+// TestReckonCollectorStopsAccepting: a collector that stops accepting
+// (it hangs on its fourth export) ends lens reckon's export one
+// --flush-timeout after its last accepted batch, not before; lens says
+// how many spans went and why.
+func TestReckonCollectorStopsAccepting(t *testing.T) {
+	t.Parallel()
+	const accepted, flush = 3, time.Second
+	col := collectortest.New(t, "http/protobuf", collectortest.OK)
+	var mu sync.Mutex
+	var last time.Time
+	col.Gate(func(n int) bool {
+		if n > accepted {
+			return false
+		}
+		mu.Lock()
+		last = time.Now()
+		mu.Unlock()
+		return true
+	})
+	sacct, _ := fakeSacct(t, fakeSacctLines("5", 200))
+	env := environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": col.Endpoint,
+		"OTEL_BSP_MAX_QUEUE_SIZE": "40", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "20"}
+	var r reckonResult
+	if err := faulttest.NoHang(t, "lens reckon", func() error {
+		r = runReckon(t, env, sacct, "--flush-timeout", flush.String(), "5")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ended := time.Now()
+	want := fmt.Sprintf("export: %d of 207 spans exported", accepted*20)
+	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "no batch was accepted for --flush-timeout 1s") {
+		t.Errorf("%+v; want exit 1, %q and the idle bound as the reason", r, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if idle := ended.Sub(last); idle < flush {
+		t.Errorf("the export ended %v after the last accepted batch, before --flush-timeout %v", idle, flush)
 	}
 }
 

@@ -45,9 +45,16 @@ were discarded (docs/detection.md).`,
 			case "kubernetes":
 				m = detect.Kubernetes(ctx, opts...)
 			case "gpus":
-				devs, err := detect.VisibleGPUs(ctx, opts...)
+				devs, err := a.probeGPUs(ctx, detectGPUBound)
 				if err != nil && !errors.Is(err, detect.ErrNoGPUDriver) {
 					return fmt.Errorf("GPU identity: %s", oneLine(err))
+				}
+				// A bare header says nothing of why: say it beside.
+				switch {
+				case err != nil:
+					fmt.Fprintf(a.stderr, "lens detect: no GPU identity: %s\n", oneLine(err))
+				case len(devs) == 0:
+					fmt.Fprintln(a.stderr, "lens detect: no GPU identity: no GPU is visible to this process")
 				}
 				m = detect.VisibleGPUAttributes(devs)
 				if e != nil && len(devs) > 0 {

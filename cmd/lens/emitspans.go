@@ -19,7 +19,8 @@ import (
 // reports the id of the process it runs beside.
 const emitSpansWrapper = "lens-emit-spans"
 
-// defaultEmitTimeout bounds lens emit-spans's export and flush.
+// defaultEmitTimeout is lens emit-spans's idle bound: the export ends when
+// no batch has been accepted for that long.
 const defaultEmitTimeout = 30 * time.Second
 
 var emitSpansCommand = &command{
@@ -35,7 +36,7 @@ problem nothing is exported and lens exits 2.`,
 		var specs specList
 		fs.Var(&specs, "span", "a span `NAME,START,END[,PARENT]`, times in epoch seconds (repeatable)")
 		service := fs.String("service", "", "the spans' service.name `NAME` (beats OTEL_SERVICE_NAME)")
-		flush := fs.Duration("flush-timeout", defaultEmitTimeout, "spend at most `D` exporting")
+		flush := fs.Duration("flush-timeout", defaultEmitTimeout, "end the export when no batch was accepted for `D`")
 		return func(ctx context.Context, a *app, args []string) error {
 			if err := noArgs(args); err != nil {
 				return err
@@ -86,7 +87,7 @@ func (a *app) emitSpans(ctx context.Context, specs []string, service string, tim
 
 	cfg, err := telemetry.FromEnv(a.env, "", "")
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return fmt.Errorf("configuration: %w", unprefixed(err))
 	}
 	if service != "" {
 		cfg.ServiceName = service
@@ -99,7 +100,7 @@ func (a *app) emitSpans(ctx context.Context, specs []string, service string, tim
 		return errors.New("OTEL_SDK_DISABLED is true: the spans would go nowhere")
 	}
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return fmt.Errorf("configuration: %w", unprefixed(err))
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(a.stderr, "lens emit-spans: %s\n", w)
@@ -120,18 +121,32 @@ func (a *app) emitSpans(ctx context.Context, specs []string, service string, tim
 	if err != nil {
 		return fmt.Errorf("resource: %w", err)
 	}
-	// --flush-timeout bounds the whole export: ending a span waits for room
-	// in the queue (the batch mode) until then, and the flush ends by then.
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
+	// --flush-timeout bounds the export by its progress: it ends when no
+	// batch has been accepted for that long (docs/tracing.md#batch-export).
+	// Until then ending a span waits for room in the queue (the batch
+	// mode), and the flush waits.
+	dctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
 	tracing, err := a.newBatchTracing(ctx, dctx, "emit-spans", attrs.Resource(), &s, attempt)
 	if err != nil {
 		return err
 	}
+	defer tracing.CancelWhenIdle(timeout, cancel)()
 	emitErr := completed.Emit(ctx, tracing.Provider().Tracer(instrumentationScope), spans)
-	shutErr := tracing.Shutdown(dctx)
+	shutErr := idleReason(dctx, tracing.Shutdown(dctx))
 	return exportVerdict(tracing, int64(len(spans)), errors.Join(emitErr, shutErr), timeout,
 		func(w string) { fmt.Fprintf(a.stderr, "lens emit-spans: %s\n", w) })
+}
+
+// idleReason is err, the error of a batch export's shutdown, with the
+// idle bound's reason in place of its context's error when the bound
+// ended the export.
+func idleReason(ctx context.Context, err error) error {
+	var idle *telemetry.IdleError
+	if err == nil || !errors.As(context.Cause(ctx), &idle) {
+		return err
+	}
+	return fmt.Errorf("no batch was accepted for --flush-timeout %v", idle.Idle)
 }
 
 // statusRejected is the exit status of a batch command whose every span
@@ -164,12 +179,12 @@ func exportVerdict(t *telemetry.Tracing, want int64, err error, timeout time.Dur
 	}
 	why := ""
 	switch first := t.ExportError(); {
-	case err != nil && first != nil && err != first:
+	case err != nil && first != nil && err != first && oneLine(err) != oneLine(first):
 		why = ": " + oneLine(err) + "; first failed export: " + oneLine(first)
 	case err != nil:
 		why = ": " + oneLine(err)
 	case c.Dropped > 0:
-		why = fmt.Sprintf(": the export did not end within --flush-timeout %v", timeout)
+		why = fmt.Sprintf(": no batch was accepted for --flush-timeout %v", timeout)
 	}
 	if c.Rejected > 0 && rejection != nil {
 		why += "; " + oneLine(rejection)

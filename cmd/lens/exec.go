@@ -178,7 +178,7 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 	attempt, cfg := o.Identify(cfg, s.TracePerAttempt)
 	base := assembly.SDKAttributes()
 	fail := func(err error) *execTelemetry {
-		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", err)
+		fmt.Fprintf(a.stderr, "lens exec: telemetry disabled: %v\n", oneLine(err))
 		if gpu != nil {
 			gpu.stop() // the probe's process group is killed: none outlives lens
 		}
@@ -194,7 +194,9 @@ func (a *app) startTelemetry(ctx context.Context, x *execRun) *execTelemetry {
 			return fail(err)
 		}
 		t.propagator = s.Propagator
-		t.cgroup, _ = usage.OwnCgroup(a.root(), a.pid())
+		if a.procIsOurs() {
+			t.cgroup, _ = usage.OwnCgroup(a.root(), a.pid())
+		}
 	}
 	if wantMetrics {
 		if t.metrics, err = a.startMetrics(ctx, attrs, &s, gpu); err != nil {
@@ -285,7 +287,31 @@ func (t *execTelemetry) end(a *app, status int, ru *syscall.Rusage, detail strin
 }
 
 // oneLine writes err on one line (errors.Join separates with newlines).
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+func oneLine(err error) string { return strings.ReplaceAll(unprefixed(err).Error(), "\n", "; ") }
+
+// unprefixed returns err with the library's "lens: " cut from the start of
+// each of its lines (a *lens.ConfigError's, a setup error's): the command
+// names itself already ("lens exec: telemetry disabled: NAME=…", not
+// "…: lens: NAME=…"). errors.Is and errors.As see the original.
+func unprefixed(err error) error {
+	if err == nil || !strings.Contains("\n"+err.Error(), "\nlens: ") {
+		return err
+	}
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, "lens: ")
+	}
+	return &textError{text: strings.Join(lines, "\n"), err: err}
+}
+
+// textError is err with another text.
+type textError struct {
+	text string
+	err  error
+}
+
+func (e *textError) Error() string { return e.text }
+func (e *textError) Unwrap() error { return e.err }
 
 func (a *app) exec(ctx context.Context, x *execRun) error {
 	tel := a.startTelemetry(ctx, x)

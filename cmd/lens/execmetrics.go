@@ -80,7 +80,11 @@ func (a *app) startMetrics(ctx context.Context, attrs *attr.Map, s *telemetry.Se
 	if err != nil {
 		return nil, err
 	}
-	rank := usage.NewRank(filepath.Join(a.root(), "proc"), rankGPUs(attrs))
+	proc := ""
+	if a.procIsOurs() {
+		proc = filepath.Join(a.root(), "proc")
+	}
+	rank := usage.NewRank(proc, rankGPUs(attrs))
 	if _, err := rank.Register(mp.Meter(instrumentationScope)); err != nil {
 		_ = mp.Shutdown(ctx)
 		return nil, err
@@ -170,4 +174,21 @@ func probedGPUs(devs []detect.GPUDevice, host string) []usage.GPU {
 		gpus = append(gpus, g)
 	}
 	return gpus
+}
+
+// procIsOurs reports whether the proc file system under root is this PID
+// namespace's; when it is another's (usage.ForeignProc), it says so once
+// on stderr: lens then reads no /proc/PID file, so that the span goes
+// without the cgroup's memory peak and the per-rank metrics without the
+// process tree's memory and running CPU (docs/usage.md#pid-namespace).
+func (a *app) procIsOurs() bool {
+	a.procOnce.Do(func() {
+		self, foreign := usage.ForeignProc(filepath.Join(a.root(), "proc"), a.pid())
+		a.procForeign = foreign
+		if foreign {
+			fmt.Fprintf(a.stderr, "lens exec: %s/self is pid %d, lens is pid %d: that proc file system is another PID namespace's (mount this namespace's own); lens reads none of its processes: no %s, no process tree in the per-rank metrics (docs/usage.md#pid-namespace)\n",
+				filepath.Join(a.root(), "proc"), self, a.pid(), usage.CgroupMemoryPeak)
+		}
+	})
+	return !a.procForeign
 }

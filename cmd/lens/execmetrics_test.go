@@ -5,10 +5,12 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/nemolens/lens-go/carrier"
+	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/internal/usage"
 )
 
@@ -200,5 +202,24 @@ func TestExecMetricsWithoutTraces(t *testing.T) {
 	}
 	if n := len(consoleExports(t, r.stderr)); n != 1 {
 		t.Errorf("%d metric exports, want 1: %s", n, r.stderr)
+	}
+}
+
+// TestProbedGPUsIndexZero: the probe's GPU of NVML index 0 gets gpu="0"
+// on its info series; one of unknown index (-1) none, and one without a
+// UUID no series (break: `d.Index >= 0` as `> 0` in probedGPUs).
+func TestProbedGPUsIndexZero(t *testing.T) {
+	t.Parallel()
+	got := probedGPUs([]detect.GPUDevice{
+		{Index: 0, UUID: "GPU-a", PCIBusID: "00000000:0A:00.0"},
+		{Index: -1, UUID: "GPU-b"},
+		{Index: 2},
+	}, "n1")
+	want := []usage.GPU{
+		{UUID: "GPU-a", Index: "0", PCIBusID: "00000000:0A:00.0", Hostname: "n1"},
+		{UUID: "GPU-b", Hostname: "n1"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("probedGPUs = %+v, want %+v", got, want)
 	}
 }

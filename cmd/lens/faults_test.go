@@ -425,7 +425,7 @@ func TestFaultExecBadEndpoint(t *testing.T) {
 	refused := strings.TrimPrefix(collectortest.Refused(t), "http://")
 	// An endpoint lens cannot use — credentials in the URL included — is
 	// one line naming the variable (docs/resource.md#otlp-endpoint-and-tls).
-	const disabled = "lens exec: telemetry disabled: lens: OTEL_EXPORTER_OTLP_ENDPOINT="
+	const disabled = "lens exec: telemetry disabled: OTEL_EXPORTER_OTLP_ENDPOINT="
 	for name, tc := range map[string]struct{ endpoint, want string }{
 		"no-scheme":         {"::::", disabled},
 		"unclosed-bracket":  {"http://[::1", disabled},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/detect"
@@ -251,4 +252,27 @@ func (g *gpuProbe) complete(ctx context.Context, a *app, attrs *attr.Map) (chang
 		fmt.Fprintf(a.stderr, "lens exec: the GPU probe had not finished within half of --flush-timeout and was stopped: the span goes without %s\n", strings.Join(missing, " and "))
 	}
 	return changed
+}
+
+// detectGPUBound bounds lens detect --only gpus: the probe's driver-tree
+// read and its nvidia-smi run (5 s each at most when they answer) and the
+// probe's start, with room on a loaded machine.
+const detectGPUBound = 30 * time.Second
+
+// probeGPUs runs the GPU probe for the identity alone and returns what it
+// found, or, when it has not answered within bound (or by ctx's end), an
+// error saying so: the probe is then stopped and lens goes on
+// (docs/exec.md#what-runs-where).
+func (a *app) probeGPUs(ctx context.Context, bound time.Duration) ([]detect.GPUDevice, error) {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	g := a.startGPUProbe(false)
+	select {
+	case <-g.idDone:
+		g.stop()
+		return g.devs, g.devErr
+	case <-ctx.Done():
+		g.stop()
+		return nil, fmt.Errorf("the GPU probe had not answered within %s (a driver that does not answer?) and was stopped", bound)
+	}
 }

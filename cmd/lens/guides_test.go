@@ -103,7 +103,7 @@ func TestGuides(t *testing.T) {
 		{"README.md", "readme-train-sbatch", func(t *testing.T, b mdblock.Block) {
 			sameAsFile(t, b, "examples/train.sbatch")
 		}},
-		{"README.md", "readme-k8s-entrypoint", func(t *testing.T, b mdblock.Block) {
+		{"docs/recipes.md", "readme-k8s-entrypoint", func(t *testing.T, b mdblock.Block) {
 			sameAsFile(t, b, "examples/k8s-entrypoint.sh")
 		}},
 		// cli.md#lens-env: eval reproduces VALUE exactly in sh, bash, dash

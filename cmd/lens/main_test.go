@@ -66,8 +66,7 @@ func TestMain(m *testing.M) {
 //	signal   print "ready", wait for SIGINT or SIGTERM, print its name;
 //	         then exit 7 for SIGINT, or die by SIGTERM
 //	kill     kill itself with SIGKILL
-//	burn=C,M spend C ms of CPU time and hold M MiB (see burn)
-//	rusage=MODE  run this binary in MODE, print its wait4 usage (see waitUsage)
+//	burn=C,M spend C ms of CPU time and hold M MiB, print its own usage (see burn)
 func helper(mode string) int {
 	switch {
 	case mode == "args":
@@ -99,8 +98,6 @@ func helper(mode string) int {
 		}
 	case strings.HasPrefix(mode, "burn="):
 		return burn(strings.TrimPrefix(mode, "burn="))
-	case strings.HasPrefix(mode, "rusage="):
-		return waitUsage(strings.TrimPrefix(mode, "rusage="))
 	case mode == "kill":
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		time.Sleep(10 * time.Second)

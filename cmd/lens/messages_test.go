@@ -99,6 +99,19 @@ var messageCases = []struct {
 		stderr: `lens: unknown flag --verison; did you mean --version?`,
 	},
 	{
+		name:   "the version as a command",
+		args:   []string{"version"},
+		code:   2,
+		stderr: `lens: unknown command "version"; did you mean --version?`,
+	},
+	{
+		name:   "lens detect --only gpus without a driver",
+		env:    environ.Map{"LENS_NVIDIA_PROCFS": "/nonexistent/gpus", "PATH": "/nonexistent"},
+		args:   []string{"detect", "--only", "gpus"},
+		stdout: "KEY  VALUE  TYPE\n",
+		stderr: "lens detect: no GPU identity: no NVIDIA driver (no driver tree, no nvidia-smi)",
+	},
+	{
 		name:   "nothing close",
 		args:   []string{"frobnicate"},
 		code:   2,
@@ -146,6 +159,11 @@ func TestMessages(t *testing.T) {
 				t.Errorf("lens %q:\n%v\nwant exit %d, stdout %q, stderr containing %q", tc.args, r, tc.code, tc.stdout, tc.stderr)
 			}
 		})
+	}
+	// lens taskprolog --help names the default policy's path, not "the
+	// path below" of a text that names none.
+	if r := runIn(t, nil, "", "taskprolog", "--help"); r.code != 0 || !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "(default $LENS_TASKPROLOG_POLICY, then /etc/nemo-lens/taskprolog.conf)") {
+		t.Errorf("lens taskprolog --help: %v, want the default policy's path", r)
 	}
 	// Inside a job, neither note.
 	job := environ.Map{"SLURM_JOB_ID": "7"}

@@ -44,7 +44,7 @@ requeue gaps, all or none (docs/reckoner.md). Run it after the job ended:
 	setup: func(fs *flag.FlagSet) runFunc {
 		var infra keyList
 		fs.Var(&infra, "infra-step", "comma-separated step `NAMES` (sacct JobName) of infrastructure, left out of the workload phase (repeatable)")
-		flush := fs.Duration("flush-timeout", time.Minute, "spend at most `D` exporting the spans")
+		flush := fs.Duration("flush-timeout", time.Minute, "end the export when no batch was accepted for `D`")
 		sacctT := fs.Duration("sacct-timeout", defaultSacctTimeout, "kill each sacct call after `D`")
 		wait := fs.Duration("wait", 0, "while the record is not final, ask sacct every second for up to `D`")
 		return func(ctx context.Context, a *app, args []string) error {
@@ -222,14 +222,15 @@ func (a *app) reckon(ctx context.Context, r reckonRun) error {
 	if len(bad) > 0 {
 		return fmt.Errorf("job %s: nothing exported: %w", job, errors.Join(bad...))
 	}
-	// --flush-timeout bounds the whole export: ending a span waits for room
-	// in the queue (the batch mode) until then.
-	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), r.flush)
-	defer dcancel()
+	// --flush-timeout bounds the export by its progress: it ends when no
+	// batch has been accepted for that long (docs/tracing.md#batch-export).
+	dctx, dcancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer dcancel(nil)
 	tracing, err := a.reckonTracing(ctx, dctx, jobs)
 	if err != nil {
 		return err
 	}
+	defer tracing.CancelWhenIdle(r.flush, dcancel)()
 	tracer := tracing.Provider().Tracer(reckonScope)
 	var emitErrs []error
 	one := make([]completed.Span, 1)
@@ -249,7 +250,7 @@ func (a *app) reckon(ctx context.Context, r reckonRun) error {
 		fmt.Fprintf(a.stdout, "job %s attempt %d trace %s record %s state %q queued %s spans %d\n",
 			p.Job.ID, p.Attempt.Number, p.TraceID, p.Attempt.DBIndex, p.Attempt.Alloc.State, queueWait(p.Attempt), n)
 	}
-	emitErrs = append(emitErrs, tracing.Shutdown(dctx))
+	emitErrs = append(emitErrs, idleReason(dctx, tracing.Shutdown(dctx)))
 	if err := exportVerdict(tracing, int64(total), errors.Join(emitErrs...), r.flush,
 		func(w string) { fmt.Fprintf(a.stderr, "lens reckon: %s\n", w) }); err != nil {
 		return fmt.Errorf("telemetry: %w", err)

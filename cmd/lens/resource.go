@@ -44,7 +44,7 @@ resource attributes. --format and --explain are as for lens detect.`,
 func (a *app) resource(ctx context.Context, caller *attr.Map, e *detect.Explanation) (*attr.Map, error) {
 	cfg, err := telemetry.FromEnv(a.env, "", "")
 	if err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
+		return nil, fmt.Errorf("configuration: %w", unprefixed(err))
 	}
 	o := &assembly.Options{
 		Attrs:   caller.KeyValues(),

@@ -63,7 +63,7 @@ the policy's defaults). It never cancels or holds a task: it returns within
 1 s and exits 0 whatever happens (docs/taskprolog.md).`,
 	lenient: true,
 	setup: func(fs *flag.FlagSet) runFunc {
-		policy := fs.String("policy", "", "the policy `FILE` (default $"+TaskPrologPolicyEnv+", then the path below)")
+		policy := fs.String("policy", "", "the policy `FILE` (default $"+TaskPrologPolicyEnv+", then "+taskprolog.DefaultPolicyPath+")")
 		return func(ctx context.Context, a *app, args []string) error {
 			a.runTaskProlog(ctx, *policy, args)
 			return nil
@@ -107,12 +107,14 @@ func (a *app) runTaskProlog(ctx context.Context, policyFlag string, args []strin
 		}()
 		computed <- a.taskPrologLines(ctx, policyFlag, r)
 	}()
-	computeBound := time.NewTimer(bound * 6 / 10)
-	defer computeBound.Stop()
+	after := a.prologAfter
+	if after == nil {
+		after = time.After
+	}
 	var lines string
 	select {
 	case lines = <-computed:
-	case <-computeBound.C:
+	case <-after(bound * 6 / 10):
 		// What is still running may report no more: its reports so far
 		// are written, with this one.
 		r.abandon("gave up after %v while %s; nothing exported", bound*6/10, r.stage())

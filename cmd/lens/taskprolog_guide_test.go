@@ -72,13 +72,17 @@ func TestTaskPrologGuide(t *testing.T) {
 	}
 
 	root := t.TempDir()
-	// docs/install.md#shared-path: one copy per version and architecture.
-	v := regexp.MustCompile(`(?m)^V=(\S+)`).FindStringSubmatch(script)
-	if v == nil {
-		t.Fatal("the guide sets no V=")
+	if regexp.MustCompile(`(?m)^\s*V=`).MatchString(script) {
+		t.Fatal("the guide sets V itself: it must use the V of docs/install.md, not overwrite it")
 	}
+	// docs/install.md#shared-path: one copy per version and architecture,
+	// and the TaskProlog's wrapper and policy out of the archive (as
+	// scripts/release.sh puts them there: the wrapper naming the version's
+	// amd64 binary, which the release checks compare).
+	v := []string{"", "v0.0.0-20261201235325-85caa10a42a0"}
+	shared := filepath.Join(root, "shared/tools/lens", v[1])
 	for _, arch := range []string{"amd64", "arm64"} {
-		dir := filepath.Join(root, "shared/tools/lens", v[1], "linux_"+arch)
+		dir := filepath.Join(shared, "linux_"+arch)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -86,10 +90,32 @@ func TestTaskPrologGuide(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	wrapperText, err := os.ReadFile(repoFile("examples/lens-taskprolog.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	archived := regexp.MustCompile(`(?m)^LENS=\S*`).ReplaceAllString(string(wrapperText), "LENS=/shared/tools/lens/"+v[1]+"/linux_amd64/lens")
+	if err := os.WriteFile(filepath.Join(shared, "lens-taskprolog.sh"), []byte(archived), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shared, "taskprolog.conf"), example, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Without V, the guide stops with a message and installs nothing.
 	cmd := exec.Command("bash", "-c", destdir(script, root))
-	cmd.Dir = repoFile("")
+	cmd.Dir = t.TempDir() // no clone: nothing comes from examples/
 	cmd.Env = cliEnv(map[string]string{"HOME": root, "TMPDIR": t.TempDir()})
 	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "V: set V to the version on the shared path first") {
+		t.Errorf("the guide without V: %v\n%s\nwant a failure naming V", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc")); !os.IsNotExist(err) {
+		t.Errorf("the guide without V installed something under /etc: %v", err)
+	}
+	cmd = exec.Command("bash", "-c", destdir(script, root))
+	cmd.Dir = t.TempDir()
+	cmd.Env = cliEnv(map[string]string{"HOME": root, "TMPDIR": t.TempDir(), "V": v[1]})
+	out, err = cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the guide's commands failed: %v\n%s\nscript:\n%s", err, out, destdir(script, root))
 	}

@@ -85,6 +85,7 @@ type Collector struct {
 	stop chan struct{} // closed at cleanup: hanging handlers return
 
 	mu       sync.Mutex
+	gate     func(n int) bool // see Gate
 	reject   int64  // items each export answers as rejected (Reject)
 	rejMsg   string // the partial success's error_message
 	held     int64  // spans kept: received and not rejected
@@ -220,7 +221,28 @@ func (c *Collector) Contains(s string) bool {
 	return false
 }
 
-func (c *Collector) record(signal string, payload []byte, header map[string][]string) {
+// Gate makes the collector, in mode OK, call f before it answers a trace
+// export, with n counting the trace exports from 1: the collector answers
+// when f returns, accepting the export when f returns true, and hangs on
+// it (as in mode Hang) when f returns false. f may block (a slow
+// collector); the export is recorded (Spans, Payloads) before f is called.
+func (c *Collector) Gate(f func(n int) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gate = f
+}
+
+// accepts applies the gate to the trace export numbered n: false when the
+// collector must hang on it.
+func (c *Collector) accepts(signal string, n int) bool {
+	c.mu.Lock()
+	gate := c.gate
+	c.mu.Unlock()
+	return signal != Traces || gate == nil || gate(n)
+}
+
+// record records an export and returns how many of its signal there were.
+func (c *Collector) record(signal string, payload []byte, header map[string][]string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.requests[signal]++
@@ -248,6 +270,7 @@ func (c *Collector) record(signal string, payload []byte, header map[string][]st
 			c.logs = append(c.logs, &req)
 		}
 	}
+	return c.requests[signal]
 }
 
 // TraceRequests returns the trace export requests received, decoded.
@@ -339,8 +362,12 @@ func (c *Collector) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, v := range r.Header {
 		header[strings.ToLower(k)] = v
 	}
-	c.record(signal, payload, header)
-	switch c.mode {
+	n := c.record(signal, payload, header)
+	mode := c.mode
+	if mode == OK && !c.accepts(signal, n) {
+		mode = Hang
+	}
+	switch mode {
 	case Fail:
 		http.Error(w, "collectortest: failing on purpose", http.StatusInternalServerError)
 		return
@@ -398,8 +425,12 @@ func (c *Collector) answer(ctx context.Context, signal string, req proto.Message
 			header[strings.ToLower(k)] = v
 		}
 	}
-	c.record(signal, payload, header)
-	switch c.mode {
+	n := c.record(signal, payload, header)
+	mode := c.mode
+	if mode == OK && !c.accepts(signal, n) {
+		mode = Hang
+	}
+	switch mode {
 	case Fail:
 		return nil, status.Error(codes.Internal, "collectortest: failing on purpose")
 	case Hang:

@@ -424,6 +424,11 @@ func TestOfJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rows90, err := Parse(row("90", "90", "a", "COMPLETED", t3, "7")+row("90.0", "90.0", "a", "COMPLETED", t3, "7")+
+		row("90_1", "91", "a", "COMPLETED", t3, "8"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		job  string
 		rows []Row
@@ -436,6 +441,9 @@ func TestOfJob(t *testing.T) {
 		{"12", rows[2:3], nil},
 		{"7_3", rows[2:3], []string{"line 3"}},
 		{"90", rows[:1], []string{"line 1"}},
+		// Job 90 and its array task are not job 9's (break: the array
+		// task's prefix job+"_" as job).
+		{"9", rows90, []string{"line 1", "line 2", "line 3"}},
 	} {
 		err := OfJob(tc.rows, tc.job)
 		if (err != nil) != (tc.bad != nil) || err != nil && !errors.Is(err, ErrOtherJob) {

@@ -19,3 +19,14 @@ func private(fi fs.FileInfo) bool {
 func openNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 }
+
+// othersDir reports whether path is a directory that belongs to another
+// user than uid.
+func othersDir(path string, uid int) bool {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) != uid
+}

@@ -52,12 +52,16 @@ func (e *ParseError) Error() string {
 
 // Dir returns the directory of the records of the user uid
 // (docs/tracing.md#round-links): "nemo-lens" under XDG_RUNTIME_DIR when it
-// is an absolute path (the user's own runtime directory), else
-// "nemo-lens-<uid>" under TMPDIR when it is an absolute path, else under
-// /tmp (os.TempDir's rule on Unix, read from env).
+// is an absolute path and not a directory of another user (the user's own
+// runtime directory), else "nemo-lens-<uid>" under TMPDIR when it is an absolute
+// path, else under /tmp (os.TempDir's rule on Unix, read from env). A
+// runtime directory of another user (root started with a user's
+// environment, `sudo -E`) is left alone: a record directory made there
+// would belong to root, and the user's own processes could then neither use
+// it nor remove it.
 func Dir(env environ.Lookuper, uid int) string {
 	env = environ.Or(env)
-	if d, _ := env.LookupEnv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+	if d, _ := env.LookupEnv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) && !othersDir(d, uid) {
 		return filepath.Join(d, "nemo-lens")
 	}
 	base := "/tmp"

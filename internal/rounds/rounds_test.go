@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -216,19 +217,23 @@ func TestNoteUnusable(t *testing.T) {
 			t.Errorf("Note = %v, %v; want no round, not exist", ok, err)
 		}
 	})
-	t.Run("directory open to others", func(t *testing.T) {
-		t.Parallel()
-		dir := filepath.Join(t.TempDir(), "d")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(dir, 0o755); err != nil { // whatever the umask
-			t.Fatal(err)
-		}
-		if _, ok, err := rounds.Note(dir, "k", r1); ok || !errors.Is(err, rounds.ErrUnsafe) {
-			t.Errorf("Note = %v, %v; want no round, ErrUnsafe", ok, err)
-		}
-	})
+	// Open to others, or only to the group (break: private's 0o077 as
+	// 0o007).
+	for _, mode := range []os.FileMode{0o755, 0o750, 0o720} {
+		t.Run(fmt.Sprintf("directory mode %#o", mode), func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "d")
+			if err := os.Mkdir(dir, mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, mode); err != nil { // whatever the umask
+				t.Fatal(err)
+			}
+			if _, ok, err := rounds.Note(dir, "k", r1); ok || !errors.Is(err, rounds.ErrUnsafe) {
+				t.Errorf("Note = %v, %v; want no round, ErrUnsafe", ok, err)
+			}
+		})
+	}
 	t.Run("directory is a symlink", func(t *testing.T) {
 		t.Parallel()
 		base := t.TempDir()
@@ -257,17 +262,35 @@ func TestNoteUnusable(t *testing.T) {
 			t.Errorf("Note = %q, %v, %v; want no round, an error", p, ok, err)
 		}
 	})
-	t.Run("record open to others", func(t *testing.T) {
-		t.Parallel()
-		dir := privateDir(t)
-		writeRecord(t, dir, header+r1+"\n")
-		if err := os.Chmod(rounds.File(dir, "k"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if p, ok, err := rounds.Note(dir, "k", r2); ok || !errors.Is(err, rounds.ErrUnsafe) {
-			t.Errorf("Note = %q, %v, %v; want no round, ErrUnsafe", p, ok, err)
-		}
-	})
+	// A record open to others or to the group is refused and left as it
+	// is, not replaced (break: drop Note's early return on ErrUnsafe, or
+	// private's 0o077 as 0o007).
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o620} {
+		t.Run(fmt.Sprintf("record mode %#o", mode), func(t *testing.T) {
+			t.Parallel()
+			dir := privateDir(t)
+			writeRecord(t, dir, header+r1+"\n")
+			path := rounds.File(dir, "k")
+			if err := os.Chmod(path, mode); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, ok, err := rounds.Note(dir, "k", r2); ok || !errors.Is(err, rounds.ErrUnsafe) {
+				t.Errorf("Note = %q, %v, %v; want no round, ErrUnsafe", p, ok, err)
+			}
+			after, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(path)
+			if !os.SameFile(before, after) || after.Mode().Perm() != mode || string(b) != header+r1+"\n" {
+				t.Errorf("the unsafe record was replaced or changed: same file %v, mode %#o, %q", os.SameFile(before, after), after.Mode().Perm(), b)
+			}
+		})
+	}
 	t.Run("not a record", func(t *testing.T) {
 		t.Parallel()
 		dir := privateDir(t)
@@ -301,16 +324,30 @@ func TestNoteUnusable(t *testing.T) {
 // TestDir pins where the records are.
 func TestDir(t *testing.T) {
 	t.Parallel()
+	uid := os.Getuid()
+	own := t.TempDir()
+	// A runtime directory of another user: root's "/" for a user; for root,
+	// a directory given to nobody.
+	other := "/"
+	if uid == 0 {
+		other = t.TempDir()
+		if err := os.Chown(other, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := "/tmp/nemo-lens-" + strconv.Itoa(uid)
 	for _, tc := range []struct {
 		env  environ.Map
 		want string
 	}{
-		{environ.Map{"XDG_RUNTIME_DIR": "/run/user/1000", "TMPDIR": "/scratch"}, "/run/user/1000/nemo-lens"},
-		{environ.Map{"XDG_RUNTIME_DIR": "run/user", "TMPDIR": "/scratch"}, "/scratch/nemo-lens-1000"},
-		{environ.Map{"TMPDIR": "relative"}, "/tmp/nemo-lens-1000"},
-		{environ.Map{}, "/tmp/nemo-lens-1000"},
+		{environ.Map{"XDG_RUNTIME_DIR": own, "TMPDIR": "/scratch"}, filepath.Join(own, "nemo-lens")},
+		{environ.Map{"XDG_RUNTIME_DIR": other, "TMPDIR": "/scratch"}, "/scratch/nemo-lens-" + strconv.Itoa(uid)},
+		{environ.Map{"XDG_RUNTIME_DIR": filepath.Join(own, "absent")}, filepath.Join(own, "absent", "nemo-lens")},
+		{environ.Map{"XDG_RUNTIME_DIR": "run/user", "TMPDIR": "/scratch"}, "/scratch/nemo-lens-" + strconv.Itoa(uid)},
+		{environ.Map{"TMPDIR": "relative"}, tmp},
+		{environ.Map{}, tmp},
 	} {
-		if got := rounds.Dir(tc.env, 1000); got != tc.want {
+		if got := rounds.Dir(tc.env, uid); got != tc.want {
 			t.Errorf("Dir(%v) = %q, want %q", tc.env, got, tc.want)
 		}
 	}

@@ -131,6 +131,9 @@ func leaderMain() int {
 		fmt.Fprintln(os.Stderr, helperMessage, err)
 		return 2
 	}
+	// Lens's own line may come late: lens stops with a command that stops
+	// at once, before it has said it.
+	say("leader started lens %d", proc.Pid)
 	for {
 		var ws syscall.WaitStatus
 		_, err := syscall.Wait4(proc.Pid, &ws, syscall.WUNTRACED, nil)

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"unsafe"
+
+	"github.com/nemolens/lens-go/internal/bounded"
 )
 
 // Process is a started command.
@@ -384,7 +386,7 @@ func (p *Process) say(kind, line string) {
 
 // procState is the state letter of /proc/PID/stat, or 0.
 func procState(pid int) byte {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := bounded.ReadFile("/proc/"+strconv.Itoa(pid)+"/stat", 4096)
 	if err != nil {
 		return 0
 	}

@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"os"
+	"os/signal"
 	"syscall"
 	"testing"
 	"time"
@@ -130,11 +131,52 @@ func TestSigName(t *testing.T) {
 	}
 }
 
-// TestSignalsStop: Stop ends a subscription, and does nothing on nil
-// Signals (no subscription: in-process use).
+// TestSignalsStop: Stop ends the subscription — a signal sent to lens
+// after it no longer reaches the channel (SIGWINCH, subscribed by Notify,
+// ignored by default) — and does nothing on nil Signals (no subscription:
+// in-process use).
 func TestSignalsStop(t *testing.T) {
-	t.Parallel()
 	var none *Signals
 	none.Stop()
-	(&Signals{c: make(chan os.Signal, 1)}).Stop()
+
+	s := Notify()
+	defer s.Stop()
+	// probe receives SIGWINCH too: os/signal hands a signal to every
+	// subscriber under one lock, which signal.Stop(probe) takes, so once
+	// probe has it and Stop(probe) returns, s.c has it too if subscribed.
+	winch := func() {
+		probe := make(chan os.Signal, 1)
+		signal.Notify(probe, syscall.SIGWINCH)
+		if err := syscall.Kill(os.Getpid(), syscall.SIGWINCH); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-probe:
+		case <-time.After(guard):
+			t.Fatal("SIGWINCH sent to the test process did not arrive")
+		}
+		signal.Stop(probe)
+	}
+	winch()
+	if got := drain(s.c); len(got) == 0 {
+		t.Fatal("before Stop: SIGWINCH did not reach the subscription")
+	}
+	s.Stop()
+	winch()
+	if got := drain(s.c); len(got) != 0 {
+		t.Errorf("after Stop the subscription still got %v", got)
+	}
+}
+
+// drain returns what c holds now.
+func drain(c chan os.Signal) []os.Signal {
+	var out []os.Signal
+	for {
+		select {
+		case s := <-c:
+			out = append(out, s)
+		default:
+			return out
+		}
+	}
 }

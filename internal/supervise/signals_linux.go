@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/nemolens/lens-go/internal/bounded"
 )
 
 // Real-time signals a process may use: glibc keeps 32 and 33 for itself.
@@ -56,7 +58,7 @@ func subscribed() []os.Signal {
 // inherited SIG_IGN of the signals it handles itself, but not of SIGHUP and
 // SIGINT, nor of the job-control signals it leaves at their defaults.
 func inheritedIgnored() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
+	b, err := bounded.ReadFile("/proc/self/status", 64<<10)
 	if err != nil {
 		return 0
 	}

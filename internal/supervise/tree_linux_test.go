@@ -226,7 +226,9 @@ func TestStopAndContinue(t *testing.T) {
 			t.Parallel()
 			tr := startTree(t, tc.mode, "stop")
 			c := tr.ready()
-			lens, _, _ := tr.lens()
+			// Lens's pid from the leader: lens says its own line only
+			// once it runs, and the command may stop it before.
+			lens := tr.awaitInts("leader started lens ")[0]
 			if got := tr.awaitInts("leader sees lens stopped ")[0]; got != int(syscall.SIGSTOP) {
 				t.Fatalf("lens stopped by %d", got)
 			}
@@ -244,6 +246,12 @@ func TestStopAndContinue(t *testing.T) {
 			} else {
 				tr.signal(lens, syscall.SIGCONT)
 				tr.await("resumed ")
+				if tc.mode == ModeAside {
+					tr.awaitGroup(lens, lens)
+				}
+			}
+			if pid, _, _ := tr.lens(); pid != lens {
+				t.Fatalf("lens says it is %d, the leader started %d", pid, lens)
 			}
 			// lens is out of the command's group again (ModeAside): a
 			// signal to the group reaches the command once.

@@ -8,31 +8,24 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/nemolens/lens-go/internal/bounded"
 )
 
 // ErrNotRegular: lens taskprolog opens only regular files where it expects
 // a file; a FIFO, a device, a socket or a directory is refused at once,
-// never waited for (docs/taskprolog.md#bounds).
-var ErrNotRegular = errors.New("not a regular file")
+// never waited for (docs/taskprolog.md#bounds). It is bounded.ErrNotRegular.
+var ErrNotRegular = bounded.ErrNotRegular
 
 // ErrNotOwner: a per-user log file (a log path with %u) that belongs to
 // another user is refused, so that no user can read another's reports.
 var ErrNotOwner = errors.New("belongs to another user")
 
-// OpenRegular opens path for reading without ever blocking on it: the open
-// is non-blocking (a FIFO with no writer returns at once) and the file is
-// refused with ErrNotRegular unless fstat says it is a regular file.
-func OpenRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkRegular(f, path, -1); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
+// OpenRegular opens path for reading without ever blocking on it
+// (bounded.Open): the open is non-blocking (a FIFO with no writer returns
+// at once) and the file is refused with ErrNotRegular unless fstat says it
+// is a regular file.
+func OpenRegular(path string) (*os.File, error) { return bounded.Open(path) }
 
 // checkRegular refuses f unless it is a regular file (and, for owner ≥ 0,
 // one that belongs to owner).
@@ -42,28 +35,12 @@ func checkRegular(f *os.File, path string, owner int) error {
 		return err
 	}
 	if !fi.Mode().IsRegular() {
-		return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, fileKind(fi.Mode()))}
+		return bounded.NotRegular(path, fi.Mode())
 	}
 	if uid, ok := fileOwner(fi); ok && owner >= 0 && uid != owner {
 		return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (uid %d)", ErrNotOwner, uid)}
 	}
 	return nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "mode " + m.String()
 }
 
 // LogPath returns the log file of the policy's log value for the user uid:

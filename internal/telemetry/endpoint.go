@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"path"
 	"strconv"
 	"strings"
 
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/bounded"
 )
 
 // Default OTLP endpoints (the OpenTelemetry specification's).
@@ -75,6 +75,7 @@ func (r *settingsReader) connection(signal string, s *Signal) {
 	name, raw := r.lookup("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 	generic := name == "OTEL_EXPORTER_OTLP_ENDPOINT"
 	insecure := r.insecure(signal)
+	s.EndpointVar, s.EndpointValue = name, raw
 	if s.Protocol == ProtocolHTTPProtobuf {
 		if name != "" {
 			u, err := httpEndpoint(raw, signal, generic)
@@ -143,6 +144,9 @@ func (r *settingsReader) insecure(signal string) bool {
 // security is insecure (OTEL_EXPORTER_OTLP[_<SIGNAL>]_INSECURE).
 func grpcEndpoint(raw string, insecure bool) (target string, noTLS bool, err error) {
 	v := strings.TrimSpace(raw)
+	if err := schemeTypo(v); err != nil {
+		return DefaultGRPCEndpoint, insecure, err
+	}
 	scheme, rest, hasScheme := strings.Cut(v, ":")
 	scheme = strings.ToLower(scheme)
 	switch {
@@ -168,6 +172,9 @@ func grpcEndpoint(raw string, insecure bool) (target string, noTLS bool, err err
 		return DefaultGRPCEndpoint, insecure, fmt.Errorf("%w: scheme %q (want http, https, one of gRPC's dns, unix, unix-abstract, passthrough, or HOST:PORT without a scheme)", ErrInvalidEndpoint, scheme)
 	}
 	host, port, serr := net.SplitHostPort(v)
+	if serr == nil && strings.Contains(host, "/") {
+		return DefaultGRPCEndpoint, insecure, fmt.Errorf("%w: the host %q holds a \"/\" (want HOST:PORT, http://HOST:PORT or https://HOST:PORT)", ErrInvalidEndpoint, host)
+	}
 	if serr != nil || host == "" || !validPort(port) {
 		return DefaultGRPCEndpoint, insecure, fmt.Errorf("%w: want HOST:PORT, http://HOST:PORT or https://HOST:PORT", ErrInvalidEndpoint)
 	}
@@ -187,6 +194,9 @@ func validPort(p string) bool {
 // OTLP/gRPC endpoint).
 func httpEndpoint(raw, signal string, generic bool) (string, error) {
 	v := strings.TrimSpace(raw)
+	if err := schemeTypo(v); err != nil {
+		return "", err
+	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		reason := "not a URL"
@@ -281,10 +291,14 @@ func readCAFile(name string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
+// maxPEMFile bounds a TLS file: a CA bundle of every public root is a few
+// hundred kilobytes.
+const maxPEMFile = 16 << 20
+
 // readPEMFile reads a file that must hold a PEM block whose type ends with
 // kind ("CERTIFICATE", "PRIVATE KEY").
 func readPEMFile(name, kind string) ([]byte, error) {
-	data, err := os.ReadFile(name)
+	data, err := bounded.ReadFile(name, maxPEMFile)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTLSFile, err)
 	}

@@ -25,12 +25,13 @@ func (g *RefusalGuard) DialOptions(env environ.Lookuper) []grpc.DialOption {
 	if g == nil {
 		return nil
 	}
+	watch := grpc.WithChainUnaryInterceptor(g.intercept) // endpointcause.go
 	for _, name := range [...]string{"https_proxy", "HTTPS_PROXY", "grpc_proxy"} {
 		if v, _ := env.LookupEnv(name); v != "" {
-			return nil
+			return []grpc.DialOption{watch}
 		}
 	}
-	return []grpc.DialOption{grpc.WithContextDialer(g.dial)}
+	return []grpc.DialOption{grpc.WithContextDialer(g.dial), watch}
 }
 
 // spanExporters are the span exporters of every kind and protocol.

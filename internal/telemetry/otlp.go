@@ -109,6 +109,7 @@ func (f Exporters[E]) New(ctx context.Context, sig Signal, secrets []string) (ex
 		exp, err = f.Console()
 	case KindOTLP:
 		guard = NewRefusalGuard(secrets)
+		guard.watchEndpoint(sig)
 		if sig.Protocol == ProtocolHTTPProtobuf {
 			exp, err = f.HTTP(ctx, sig)
 		} else {

@@ -63,6 +63,7 @@ type RefusalGuard struct {
 	creds       credentials.TransportCredentials
 	plain       bool // creds are plain text (insecure)
 	inflight    map[*exportCall]struct{}
+	endpoint    endpointWatch // the endpoint and what its failures told (endpointcause.go)
 }
 
 type exportCall struct{ cancel context.CancelCauseFunc }
@@ -162,10 +163,10 @@ func (g *RefusalGuard) export(ctx context.Context, fn func(context.Context) erro
 	g.mu.Lock()
 	delete(g.inflight, call)
 	g.mu.Unlock()
-	if cause := context.Cause(ctx); err != nil && (errors.Is(cause, ErrCollectorRefused) || errors.Is(cause, ErrTLSHandshake)) {
+	if cause := context.Cause(ctx); err != nil && (errors.Is(cause, ErrCollectorRefused) || errors.Is(cause, ErrTLSHandshake) || isEndpointCause(cause)) {
 		return cause
 	}
-	return refusedError(err)
+	return g.explain(refusedError(err))
 }
 
 // refusedError wraps ErrCollectorRefused around an error caused by a refused

@@ -89,6 +89,10 @@ type Signal struct {
 	// certificate files (OTEL_EXPORTER_OTLP[_<SIGNAL>]_CERTIFICATE,
 	// _CLIENT_CERTIFICATE, _CLIENT_KEY); nil when none is set.
 	TLS *tls.Config
+	// EndpointVar and EndpointValue are the variable Endpoint was read
+	// from and its value as written ("" when unset: the default), which
+	// export errors name (docs/resource.md#endpoint-causes).
+	EndpointVar, EndpointValue string
 }
 
 // Settings are the values Setup reads from the standard OpenTelemetry

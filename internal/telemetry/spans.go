@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -241,6 +242,9 @@ func (p *spanPipeline) Shutdown(ctx context.Context) error {
 		p.mu.Lock()
 		if p.finalErr != nil && (err == nil || !errors.Is(p.finalErr, err)) {
 			err = errors.Join(p.finalErr, err)
+		} else if err != nil {
+			// The deadline, with what the guard knows of why (endpointcause.go).
+			err = p.guard.DeadlineCause(cmp.Or(p.finalErr, err))
 		}
 		p.mu.Unlock()
 		if serr := p.exp.Shutdown(ctx); serr != nil && !errors.Is(serr, ctx.Err()) {

@@ -6,7 +6,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/nemolens/lens-go/internal/bounded"
 )
+
+// maxCgroupFile bounds what lens reads of a cgroup file: /proc/PID/cgroup,
+// cgroup.procs (a longer one lists more than one process) and memory.peak.
+const maxCgroupFile = 64 << 10
 
 // Cgroup is the cgroup v2 of one process that holds that process alone
 // (docs/usage.md#cgroup).
@@ -22,7 +28,7 @@ type Cgroup struct {
 // running system). Call it before pid starts any child: lens exec calls it
 // with its own pid before it starts the command, which then joins it.
 func OwnCgroup(root string, pid int) (*Cgroup, bool) {
-	b, err := os.ReadFile(filepath.Join(root, "proc", strconv.Itoa(pid), "cgroup"))
+	b, err := bounded.ReadFile(filepath.Join(root, "proc", strconv.Itoa(pid), "cgroup"), maxCgroupFile)
 	if err != nil {
 		return nil, false
 	}
@@ -63,7 +69,7 @@ func (c *Cgroup) Dir() string { return c.dir }
 
 // alone reports whether cgroup.procs lists the process alone.
 func (c *Cgroup) alone() bool {
-	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+	b, err := bounded.ReadFile(filepath.Join(c.dir, "cgroup.procs"), maxCgroupFile) // longer: not alone
 	if err != nil {
 		return false
 	}
@@ -71,7 +77,7 @@ func (c *Cgroup) alone() bool {
 }
 
 func (c *Cgroup) readPeak() (int64, bool) {
-	b, err := os.ReadFile(filepath.Join(c.dir, "memory.peak"))
+	b, err := bounded.ReadFile(filepath.Join(c.dir, "memory.peak"), maxCgroupFile)
 	if err != nil {
 		return 0, false
 	}
@@ -80,4 +86,24 @@ func (c *Cgroup) readPeak() (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// ForeignProc reports whether the proc file system at proc ("/proc" for the
+// running system) belongs to another PID namespace than the process whose
+// pid, in its own namespace, is pid: its "self" link names another number
+// (a PID namespace entered without mounting its own /proc, `unshare --pid
+// --fork` without --mount-proc). Its /proc/PID files then describe other
+// processes, and lens reads none of them (docs/usage.md#pid-namespace).
+// It returns the number "self" names; false when the link cannot be read
+// (a tree made for a test): nothing then says it is another namespace's.
+func ForeignProc(proc string, pid int) (self int, foreign bool) {
+	link, err := os.Readlink(filepath.Join(proc, "self"))
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(link)
+	if err != nil {
+		return 0, false
+	}
+	return n, n != pid
 }

@@ -31,8 +31,13 @@ type Rank struct {
 	cpuObserved bool
 }
 
+// errNoTree: the process tree was not read (the command has ended, or
+// there is no proc file system of this PID namespace to read it from).
+var errNoTree = errors.New("process tree not read")
+
 // NewRank returns the state of a rank whose process tree is read from
-// proc ("/proc") and whose GPUs are gpus.
+// proc ("/proc"; "" for none: another PID namespace's, ForeignProc) and
+// whose GPUs are gpus.
 func NewRank(proc string, gpus []GPU) *Rank {
 	return &Rank{proc: proc, gpus: gpus}
 }
@@ -96,7 +101,9 @@ func (r *Rank) Register(m metric.Meter) (metric.Registration, error) {
 			o.ObserveFloat64(cpu, s.user, user)
 			o.ObserveFloat64(cpu, s.sys, system)
 		}
-		o.ObserveInt64(mem, s.rss)
+		if s.mem {
+			o.ObserveInt64(mem, s.rss)
+		}
 		if s.ended {
 			o.ObserveInt64(up, 0)
 			o.ObserveInt64(exit, int64(s.exitCode))
@@ -109,6 +116,7 @@ func (r *Rank) Register(m metric.Meter) (metric.Registration, error) {
 
 type sample struct {
 	cpu, ended bool
+	mem        bool // rss was read
 	user, sys  float64
 	rss        int64
 	exitCode   int
@@ -125,8 +133,8 @@ func (r *Rank) sample() (sample, bool) {
 		return sample{}, false
 	}
 	var t Tree
-	var err error
-	if !ended {
+	err := errNoTree
+	if !ended && r.proc != "" {
 		t, err = ReadTree(r.proc, pid)
 	}
 	r.mu.Lock()
@@ -136,8 +144,11 @@ func (r *Rank) sample() (sample, bool) {
 		r.cpuObserved = true
 	}
 	s := sample{cpu: r.cpuObserved || r.final, ended: r.ended, user: r.user, sys: r.sys, exitCode: r.exitCode}
-	if !r.ended {
-		s.rss = t.RSS
+	switch {
+	case r.ended:
+		s.mem = true // 0 after the exit
+	case err == nil && t.Processes > 0:
+		s.rss, s.mem = t.RSS, true
 	}
 	return s, true
 }

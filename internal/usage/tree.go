@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/nemolens/lens-go/internal/bounded"
 )
 
 // Tree is what a live process tree uses, summed over its processes
@@ -20,6 +22,9 @@ type Tree struct {
 	// Processes is the number of processes found.
 	Processes int
 }
+
+// maxStat bounds what lens reads of /proc/PID/stat (a few hundred bytes).
+const maxStat = 4096
 
 // clockTicks is USER_HZ, the unit of the times of /proc/PID/stat: 100 on
 // every Linux architecture lens is built for.
@@ -73,7 +78,7 @@ func ReadTree(proc string, pid int) (Tree, error) {
 		if err != nil || p <= 0 {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(proc, e.Name(), "stat"))
+		b, err := bounded.ReadFile(filepath.Join(proc, e.Name(), "stat"), maxStat)
 		if err != nil {
 			continue
 		}
