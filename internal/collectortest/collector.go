@@ -86,9 +86,9 @@ type Collector struct {
 
 	mu       sync.Mutex
 	gate     func(n int) bool // see Gate
-	reject   int64  // items each export answers as rejected (Reject)
-	rejMsg   string // the partial success's error_message
-	held     int64  // spans kept: received and not rejected
+	reject   int64            // items each export answers as rejected (Reject)
+	rejMsg   string           // the partial success's error_message
+	held     int64            // spans kept: received and not rejected
 	requests map[string]int
 	payloads [][]byte
 	headers  []map[string][]string
