@@ -159,20 +159,25 @@ func (h *Handle) Logger() *slog.Logger {
 // started while the Handle's tracer provider ran is in Ended or in Open,
 // and at every moment
 //
-//	Ended = Exported + Dropped + Failed + Pending
+//	Ended = Exported + Dropped + Failed + Rejected + Pending
 //
 // Its fields, all int64:
 //
 //   - Ended: sampled spans that ended while the Handle's tracer provider
 //     ran, including those that ended after Shutdown began.
-//   - Exported: spans the exporter accepted.
+//   - Exported: spans the exporter accepted (for Lens's OTLP exporters:
+//     the collector answered with success and kept them).
+//   - Rejected: spans the collector received and rejected (an OTLP partial
+//     success, reported with the collector's message through the
+//     diagnostics); they are not retried (docs/tracing.md#export-counts).
 //   - Dropped: spans never handed to the exporter, because
 //     OTEL_BSP_MAX_QUEUE_SIZE spans (default 2048) were already pending —
 //     while the collector is slow or unreachable, for example — or because
 //     they ended after Shutdown began. Ending a span never waits.
 //   - Failed: spans handed to the exporter whose export failed (the
 //     collector refused the connection, did not answer within
-//     OTEL_BSP_EXPORT_TIMEOUT, or returned an error), and spans still
+//     OTEL_BSP_EXPORT_TIMEOUT, returned an error, or answered with
+//     something that is not an OTLP response), and spans still
 //     queued when Shutdown's deadline passed.
 //   - Pending: spans queued or being exported.
 //   - Open: sampled spans started but not ended — while the Handle runs,

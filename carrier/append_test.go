@@ -9,9 +9,11 @@ import (
 	"github.com/nemolens/lens-go/internal/pytext"
 )
 
-// appendCases: the inherited text is kept byte for byte and only the keys
-// it does not hold are appended (docs/compatibility.md#lens-env); the rows
-// seed FuzzAppend.
+// appendCases: the inherited segments that Parse reads are kept byte for
+// byte, the others (blank, without '=', with a blank key) dropped, as the
+// reference's set-slurm-resource-attrs drops them, and only the keys the
+// text does not hold are appended (docs/compatibility.md#lens-env); the
+// rows seed FuzzAppend. On edd0320 the malformed segments were kept.
 var appendCases = []struct {
 	text     string
 	defaults *attr.Map
@@ -23,8 +25,13 @@ var appendCases = []struct {
 	{"a=1", attr.NewMap(attr.Entry{Key: "a", Value: attr.Int(2)}), "a=1", 0},
 	{"a=", attr.NewMap(attr.Entry{Key: "a", Value: attr.Int(2)}), "a=", 0},
 	{" a = 1 ", attr.NewMap(attr.Entry{Key: "a", Value: attr.Int(2)}), " a = 1 ", 0},
-	{"odd=%2Fpre%2Dencoded, malformed ", attr.NewMap(attr.Entry{Key: "slurm.job.id", Value: attr.String("12345")}), "odd=%2Fpre%2Dencoded, malformed ,slurm.job.id=12345", 0},
-	{"a=1,a=2,", attr.NewMap(attr.Entry{Key: "b", Value: attr.Int(3)}, attr.Entry{Key: "a", Value: attr.Int(9)}), "a=1,a=2,,b=3", 0},
+	{"odd=%2Fpre%2Dencoded, malformed ", attr.NewMap(attr.Entry{Key: "slurm.job.id", Value: attr.String("12345")}), "odd=%2Fpre%2Dencoded,slurm.job.id=12345", 0},
+	{"a=1,a=2,", attr.NewMap(attr.Entry{Key: "b", Value: attr.Int(3)}, attr.Entry{Key: "a", Value: attr.Int(9)}), "a=1,a=2,b=3", 0},
+	{"a,=1, ,,b= x ,", attr.NewMap(attr.Entry{Key: "c", Value: attr.Int(3)}), "b= x ,c=3", 0},
+	{"a,=1, ,,", attr.NewMap(attr.Entry{Key: "c", Value: attr.Int(3)}), "c=3", 0},
+	{" = 1,\t=2,x", nil, "", 0},
+	{"a=1,x\ny", attr.NewMap(attr.Entry{Key: "slurm.job.id", Value: attr.String("7")}), "a=1,slurm.job.id=7", 0},
+	{"a=1\n2,b", attr.NewMap(attr.Entry{Key: "c", Value: attr.Int(3)}), "a=1\n2,c=3", 0},
 	{"raw=\xc3", attr.NewMap(attr.Entry{Key: "k", Value: attr.String("v")}), "raw=\xc3,k=v", 0},
 	{"a=1", nil, "a=1", 0},
 	{"a=1", attr.NewMap(attr.Entry{Key: " a ", Value: attr.Int(2)}), "a=1", 0},
@@ -41,7 +48,8 @@ func TestAppend(t *testing.T) {
 	}
 }
 
-// FuzzAppend: Append keeps the inherited text as its prefix, and its parse
+// FuzzAppend: Append keeps the inherited segments that Parse reads as its
+// prefix, and its parse
 // holds every key of the text with the text's value and every carriable
 // default the text does not hold.
 func FuzzAppend(f *testing.F) {
@@ -55,8 +63,15 @@ func FuzzAppend(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text, key, value string) {
 		got, dropped := carrier.Append(text, attr.NewMap(attr.Entry{Key: key, Value: attr.String(value)}))
-		if !strings.HasPrefix(got, text) {
-			t.Fatalf("Append(%q) = %q: the inherited text is not its prefix", text, got)
+		// The prefix: the segments Parse reads, written again here.
+		var kept []string
+		for _, seg := range strings.Split(text, ",") {
+			if k, _, ok := strings.Cut(seg, "="); ok && pytext.TrimSpace(k) != "" {
+				kept = append(kept, seg)
+			}
+		}
+		if prefix := strings.Join(kept, ","); !strings.HasPrefix(got, prefix) || (len(got) > len(prefix) && len(kept) > 0 && got[len(prefix)] != ',') {
+			t.Fatalf("Append(%q) = %q: the inherited valid segments %q are not its prefix", text, got, prefix)
 		}
 		held, out := carrier.Parse(text), carrier.Parse(got)
 		for k, v := range held.All() {

@@ -343,15 +343,18 @@ func Extend(text string, defaults, overrides *attr.Map) (string, []Dropped) {
 	return Format(m)
 }
 
-// Append returns text with the entries of defaults whose keys text does not
-// hold (as Parse reads it) formatted and appended after a comma, as the
-// Python reference's launcher command (nemo-lens set-slurm-resource-attrs)
-// does: the inherited segments are kept byte for byte — their escapes,
-// malformed and duplicate segments included — and only the appended entries
-// are formatted (docs/compatibility.md#lens-env). Keys already in text win,
-// as with Extend(text, defaults, nil), whose parsed result is the same map
-// in another order. Text without a key to add is returned unchanged.
+// Append returns the inherited segments of text that Parse reads, byte for
+// byte and in order, followed by the entries of defaults whose keys text
+// does not hold, formatted, after a comma — as the Python reference's
+// launcher command (nemo-lens set-slurm-resource-attrs) does
+// (docs/compatibility.md#lens-env). The kept segments keep their escapes,
+// spaces, duplicates and bytes that are not UTF-8; the segments Parse skips
+// — blank ones (`,,`, ` `, a trailing comma), those without '=' (`a`) and
+// those whose key is blank (`=1`) — are dropped, as the reference drops
+// them before it appends. Keys already in text win, as with Extend(text,
+// defaults, nil), whose parsed result is the same map in another order.
 func Append(text string, defaults *attr.Map) (string, []Dropped) {
+	text = validSegments(text)
 	have := Parse(text)
 	add := attr.WithCapacity(defaults.Len())
 	for k, v := range defaults.All() {
@@ -367,4 +370,27 @@ func Append(text string, defaults *attr.Map) (string, []Dropped) {
 		return tail, dropped
 	}
 	return text + "," + tail, dropped
+}
+
+// validSegments returns the segments of text that Parse reads (those with
+// '=' and a key that is not blank), byte for byte, joined by ','; text
+// itself when it has no other segment.
+func validSegments(text string) string {
+	var b strings.Builder
+	all, n := true, 0
+	for seg := range strings.SplitSeq(text, ",") {
+		if eq := strings.IndexByte(seg, '='); eq < 0 || pytext.TrimSpace(seg[:eq]) == "" {
+			all = false
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(seg)
+		n++
+	}
+	if all {
+		return text
+	}
+	return b.String()
 }

@@ -76,7 +76,10 @@ func ValidRankFrom(from string) bool {
 // [RankFromK8sIndex], [RankFromMPI]) in env (nil: the live environment), following
 // docs/detection.md#detect-ranks: integers by the strict integer rule; a
 // variable that is absent, empty or not an integer gives no attribute and one
-// warning; an unknown launcher gives no attribute and one warning. For
+// warning; values no launcher gives (a negative rank or local rank, one not
+// below the world size, a world size below 1) give no attribute at all and
+// one warning naming the variables (docs/detection.md#detect-ranks-check); an
+// unknown launcher gives no attribute and one warning. For
 // [RankFromMPI] the variables are those of the first MPI launcher whose rank
 // variable is set (docs/detection.md#detect-ranks-mpi); when none is, there
 // is no attribute and one warning. The attributes come in the order rank,
@@ -116,7 +119,58 @@ func Ranks(env environ.Lookuper, from string) (kvs []attribute.KeyValue, warning
 		}
 		kvs = append(kvs, attribute.Int64(keys[i], n))
 	}
+	if problem := rankProblem(names, kvs); problem != "" {
+		// Values no launcher gives: none is believed (lens taskprolog's
+		// ranks = slurm does the same, through this check).
+		return nil, append(warnings, fmt.Sprintf("rank from %s: %s: the ranks are not exported", label, problem))
+	}
 	return kvs, warnings
+}
+
+// RawRank returns the rank variable of launcher from (see [Ranks]) in env
+// as an integer, whether or not it is a rank the launcher could give
+// ([Ranks] refuses those): for reports that name the task, such as lens
+// taskprolog's. False when it is absent or not an integer.
+func RawRank(env environ.Lookuper, from string) (int64, bool) {
+	names, ok := rankVariables[from]
+	env = environ.Or(env)
+	if from == RankFromMPI {
+		_, names, ok = mpiVariables(env)
+	}
+	if !ok || names[0] == "" {
+		return 0, false
+	}
+	raw, _ := env.LookupEnv(names[0])
+	n, err := pytext.ParseInt(raw)
+	return n, err == nil
+}
+
+// rankProblem says why ranks that parse as integers cannot be a launcher's
+// (a negative rank or local rank, one not below the world size, a world
+// size below 1), naming the variables (names, in the order of kvs's keys:
+// rank, world size, local rank), or "" when they can
+// (docs/detection.md#detect-ranks-check).
+func rankProblem(names [3]string, kvs []attribute.KeyValue) string {
+	vals := map[attribute.Key]int64{}
+	for _, kv := range kvs {
+		vals[kv.Key] = kv.Value.AsInt64()
+	}
+	rank, hasRank := vals[lensconv.NVDLRank]
+	world, hasWorld := vals[lensconv.NVDLWorldSize]
+	local, hasLocal := vals[lensconv.NVDLLocalRank]
+	switch {
+	case hasWorld && world < 1:
+		return fmt.Sprintf("%s=%d is not a world size (want 1 or more)", names[1], world)
+	case hasRank && rank < 0:
+		return fmt.Sprintf("%s=%d is negative", names[0], rank)
+	case hasRank && hasWorld && rank >= world:
+		return fmt.Sprintf("%s=%d is not below %s=%d", names[0], rank, names[1], world)
+	case hasLocal && local < 0:
+		return fmt.Sprintf("%s=%d is negative", names[2], local)
+	case hasLocal && hasWorld && local >= world:
+		return fmt.Sprintf("%s=%d is not below %s=%d", names[2], local, names[1], world)
+	}
+	return ""
 }
 
 // mpiRankVariables lists the rank variables of mpiRankSets, in order.

@@ -125,6 +125,70 @@ var rankTests = []struct {
 		env:      environ.Map{"RANK": "1", "SLURM_PROCID": "1", "PMIX_NAMESPACE": "1"},
 		warnings: []string{"rank from mpi: none of OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK is set; nv.dl.rank, nv.dl.world_size and nv.dl.local_rank not set"},
 	},
+	// Values no launcher gives (docs/detection.md#detect-ranks-check): no
+	// attribute at all, one warning naming the variables. On edd0320
+	// lens exec --rank-from exported them.
+	{
+		name:     "mpi: rank 5 of world size 2",
+		from:     detect.RankFromMPI,
+		env:      environ.Map{"OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": "0"},
+		warnings: []string{"rank from mpi (Open MPI): OMPI_COMM_WORLD_RANK=5 is not below OMPI_COMM_WORLD_SIZE=2: the ranks are not exported"},
+	},
+	{
+		name:     "mpi: rank -1 of world size -4",
+		from:     detect.RankFromMPI,
+		env:      environ.Map{"PMI_RANK": "-1", "PMI_SIZE": "-4", "MPI_LOCALRANKID": "0"},
+		warnings: []string{"rank from mpi (MPICH/Hydra, Intel MPI): PMI_SIZE=-4 is not a world size (want 1 or more): the ranks are not exported"},
+	},
+	{
+		name:     "mpi: PMIx rank -1",
+		from:     detect.RankFromMPI,
+		env:      environ.Map{"PMIX_RANK": "-1"},
+		warnings: []string{"rank from mpi (PMIx): PMIX_RANK=-1 is negative: the ranks are not exported"},
+	},
+	{
+		name:     "torchrun: world size 0",
+		from:     detect.RankFromTorchrun,
+		env:      environ.Map{"RANK": "0", "WORLD_SIZE": "0", "LOCAL_RANK": "0"},
+		warnings: []string{"rank from torchrun: WORLD_SIZE=0 is not a world size (want 1 or more): the ranks are not exported"},
+	},
+	{
+		name:     "torchrun: rank = world size",
+		from:     detect.RankFromTorchrun,
+		env:      environ.Map{"RANK": "8", "WORLD_SIZE": "8", "LOCAL_RANK": "0"},
+		warnings: []string{"RANK=8 is not below WORLD_SIZE=8: the ranks are not exported"},
+	},
+	{
+		name:     "slurm: negative local rank",
+		from:     detect.RankFromSlurm,
+		env:      environ.Map{"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "SLURM_LOCALID": "-1"},
+		warnings: []string{"rank from slurm: SLURM_LOCALID=-1 is negative: the ranks are not exported"},
+	},
+	{
+		name:     "slurm: local rank = world size",
+		from:     detect.RankFromSlurm,
+		env:      environ.Map{"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "SLURM_LOCALID": "2"},
+		warnings: []string{"SLURM_LOCALID=2 is not below SLURM_NTASKS=2: the ranks are not exported"},
+	},
+	{
+		name:     "k8s-index: negative index",
+		from:     detect.RankFromK8sIndex,
+		env:      environ.Map{"JOB_COMPLETION_INDEX": "-1"},
+		warnings: []string{"rank from k8s-index: JOB_COMPLETION_INDEX=-1 is negative: the ranks are not exported"},
+	},
+	{
+		name:     "the check is among the values read: a rank without a world size is kept",
+		from:     detect.RankFromTorchrun,
+		env:      environ.Map{"RANK": "99", "WORLD_SIZE": "x", "LOCAL_RANK": "98"},
+		want:     []attribute.KeyValue{rank.Int64(99), local.Int64(98)},
+		warnings: []string{`WORLD_SIZE="x" is not a base-10 integer`},
+	},
+	{
+		name:     "an invalid value beside impossible ones: both said",
+		from:     detect.RankFromSlurm,
+		env:      environ.Map{"SLURM_PROCID": "3", "SLURM_NTASKS": "2", "SLURM_LOCALID": "y"},
+		warnings: []string{`SLURM_LOCALID="y" is not a base-10 integer`, "SLURM_PROCID=3 is not below SLURM_NTASKS=2: the ranks are not exported"},
+	},
 	{
 		name:     "launcher names are case-sensitive",
 		from:     "Slurm",
@@ -134,8 +198,8 @@ var rankTests = []struct {
 }
 
 // TestRanks pins docs/detection.md#detect-ranks: each launcher's variables,
-// the strict integer rule, one warning per missing or invalid variable, and
-// the MPI launchers' precedence.
+// the strict integer rule, one warning per missing or invalid variable, the
+// MPI launchers' precedence, and the check of the values (#detect-ranks-check).
 func TestRanks(t *testing.T) {
 	t.Parallel()
 	for _, tt := range rankTests {
@@ -193,7 +257,8 @@ var rankOracle = map[string][][3]string{
 // and environment (NUL-separated NAME=VALUE entries), seeded with
 // TestRanks's rows: an attribute for each of the chosen launcher's
 // variables that holds an integer (pytext.ParseInt), in order, and a
-// warning naming each of the others; one warning and nothing else for an
+// warning naming each of the others — nothing and one more warning when
+// those values are no launcher's; one warning and nothing else for an
 // unknown launcher or an MPI environment without a rank variable.
 func FuzzRanks(f *testing.F) {
 	for _, tt := range rankTests {
@@ -240,6 +305,17 @@ func FuzzRanks(f *testing.F) {
 			} else {
 				wantWarned = append(wantWarned, name)
 			}
+		}
+		// Values no launcher gives: nothing, and one more warning.
+		vals := map[attribute.Key]int64{}
+		for _, kv := range want {
+			vals[kv.Key] = kv.Value.AsInt64()
+		}
+		r, hasR := vals[rank]
+		w, hasW := vals[world]
+		l, hasL := vals[local]
+		if (hasW && w < 1) || (hasR && r < 0) || (hasL && l < 0) || (hasR && hasW && r >= w) || (hasL && hasW && l >= w) {
+			want, wantWarned = nil, append(wantWarned, "the ranks are not exported")
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("Ranks(%q, %q) = %v, want %v", from, text, got, want)

@@ -180,6 +180,16 @@ type exitStatus int
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
+// statusError ends a command with a status other than 1 and its message
+// on stderr ("lens COMMAND: MESSAGE").
+type statusError struct {
+	status int
+	err    error
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
 func isHelp(arg string) bool {
 	switch arg {
 	case "-h", "-help", "--help":
@@ -229,6 +239,7 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 	err := runner(ctx, a, fs.Args())
 	var ue *usageError
 	var es exitStatus
+	var se *statusError
 	switch {
 	case err == nil:
 		return 0
@@ -236,6 +247,9 @@ func (a *app) dispatch(ctx context.Context, c *command, args []string) int {
 		return a.usageFail(c, ue.msg)
 	case errors.As(err, &es):
 		return int(es)
+	case errors.As(err, &se):
+		fmt.Fprintf(a.stderr, "lens %s: %v\n", c.name, err)
+		return se.status
 	}
 	fmt.Fprintf(a.stderr, "lens %s: %v\n", c.name, err)
 	return 1

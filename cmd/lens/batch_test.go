@@ -52,7 +52,7 @@ func TestEmitSpansSaysHowManyAndWhy(t *testing.T) {
 	env := environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": bad.Endpoint,
 		"OTEL_BSP_MAX_QUEUE_SIZE": "4", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "2"}
 	r := runIn(t, env, "", append([]string{"emit-spans", "--flush-timeout", "1m"}, bigSet(10, false)...)...)
-	if r.code != 1 || !strings.Contains(r.stderr, "0 of 10 spans exported (10 failed, 0 dropped)") || !strings.Contains(r.stderr, "500") {
+	if r.code != 1 || !strings.Contains(r.stderr, "0 of 10 spans exported (10 failed, 0 dropped, 0 rejected)") || !strings.Contains(r.stderr, "500") {
 		t.Errorf("failing collector: %v, want exit 1, the count and the HTTP status", r)
 	}
 
@@ -416,8 +416,8 @@ func TestVerdictCountsDrops(t *testing.T) {
 	if err := tr.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	verdict := exportVerdict(tr, 3, nil, time.Second)
-	if c := tr.Counts(); c.Dropped != 1 || c.Exported != 2 || verdict == nil || !strings.Contains(verdict.Error(), "2 of 3 spans exported (0 failed, 1 dropped)") {
+	verdict := exportVerdict(tr, 3, nil, time.Second, func(string) {})
+	if c := tr.Counts(); c.Dropped != 1 || c.Exported != 2 || verdict == nil || !strings.Contains(verdict.Error(), "2 of 3 spans exported (0 failed, 1 dropped, 0 rejected)") {
 		t.Errorf("counts %+v, verdict %v; want 2 exported, 1 dropped, an error", c, verdict)
 	}
 }
@@ -458,7 +458,7 @@ func TestEmitSpansRefusedAtOnce(t *testing.T) {
 	env := environ.Map{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": collectortest.Refused(t),
 		"OTEL_EXPORTER_OTLP_TIMEOUT": "600000"}
 	r := runIn(t, env, "", append([]string{"emit-spans", "--flush-timeout", "20s"}, bigSet(3000, false)...)...)
-	if r.code != 1 || !strings.Contains(r.stderr, "0 of 3000 spans exported (3000 failed, 0 dropped): the collector refused the connection") ||
+	if r.code != 1 || !strings.Contains(r.stderr, "0 of 3000 spans exported (3000 failed, 0 dropped, 0 rejected): the collector refused the connection") ||
 		strings.Contains(r.stderr, "timeout") {
 		t.Errorf("%v; want exit 1, every span failed, the refusal as the reason", r)
 	}

@@ -44,6 +44,10 @@
 //	     an invalid flag value, JSON input that is not one object. stderr
 //	     holds one line "lens COMMAND: REASON" and the usage; and invalid
 //	     spans for lens emit-spans (one line per problem, no usage)
+//	3    lens emit-spans, lens reckon: every span reached the collector,
+//	     which rejected some (an OTLP partial success; the count line on
+//	     stderr); they are not retried, and a rerun would send the others
+//	     again (docs/tracing.md#export-counts)
 //	lens exec: the command's status; killed by signal N itself when signal
 //	     N killed the command (128+N as PID 1); 126 when it was found and
 //	     cannot be run; 127 when it is not found

@@ -134,7 +134,8 @@ func (a *app) emitSpans(ctx context.Context, specs []string, service string, tim
 	defer tracing.CancelWhenIdle(timeout, cancel)()
 	emitErr := completed.Emit(ctx, tracing.Provider().Tracer(instrumentationScope), spans)
 	shutErr := idleReason(dctx, tracing.Shutdown(dctx))
-	return exportVerdict(tracing, int64(len(spans)), errors.Join(emitErr, shutErr), timeout)
+	return exportVerdict(tracing, int64(len(spans)), errors.Join(emitErr, shutErr), timeout,
+		func(w string) { fmt.Fprintf(a.stderr, "lens emit-spans: %s\n", w) })
 }
 
 // idleReason is err, the error of a batch export's shutdown, with the
@@ -148,13 +149,30 @@ func idleReason(ctx context.Context, err error) error {
 	return fmt.Errorf("no batch was accepted for --flush-timeout %v", idle.Idle)
 }
 
+// statusRejected is the exit status of a batch command whose every span
+// reached the collector, which rejected some of them (an OTLP partial
+// success): a rerun would send the exported spans again, and the rejected
+// ones would be rejected again (docs/tracing.md#export-counts).
+const statusRejected = 3
+
 // exportVerdict is the error of a batch command's export (nil when every one
 // of want spans was exported): how many spans went, and why not the others
-// (docs/tracing.md#batch-export).
-func exportVerdict(t *telemetry.Tracing, want int64, err error, timeout time.Duration) error {
+// (docs/tracing.md#batch-export). A collector's warning that rejected
+// nothing goes to warn.
+func exportVerdict(t *telemetry.Tracing, want int64, err error, timeout time.Duration, warn func(string)) error {
 	c := t.Counts()
+	rejection := t.Rejection()
 	if err == nil && c.Exported == want {
+		if rejection != nil {
+			warn(oneLine(rejection))
+		}
 		return nil
+	}
+	// Pending: an export the deadline abandoned, which fails.
+	counts := fmt.Sprintf("%d of %d spans exported (%d failed, %d dropped, %d rejected)", c.Exported, want, c.Failed+c.Pending, c.Dropped, c.Rejected)
+	if err == nil && c.Rejected > 0 && c.Exported+c.Rejected == want {
+		return &statusError{status: statusRejected, err: fmt.Errorf(
+			"export: %s: %s; the collector keeps the %d others, so a rerun would send them again", counts, oneLine(rejection), c.Exported)}
 	}
 	if err == nil {
 		err = t.ExportError()
@@ -168,6 +186,8 @@ func exportVerdict(t *telemetry.Tracing, want int64, err error, timeout time.Dur
 	case c.Dropped > 0:
 		why = fmt.Sprintf(": no batch was accepted for --flush-timeout %v", timeout)
 	}
-	// Pending: an export the deadline abandoned, which fails.
-	return fmt.Errorf("export: %d of %d spans exported (%d failed, %d dropped)%s", c.Exported, want, c.Failed+c.Pending, c.Dropped, why)
+	if c.Rejected > 0 && rejection != nil {
+		why += "; " + oneLine(rejection)
+	}
+	return fmt.Errorf("export: %s%s", counts, why)
 }

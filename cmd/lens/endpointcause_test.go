@@ -48,19 +48,19 @@ func TestEndpointMistakesCLI(t *testing.T) {
 		"no-such-host/grpc": {
 			endpoint: "collector.invalid:4317", dns: true,
 			exec: `lens exec: telemetry shutdown: OTEL_EXPORTER_OTLP_ENDPOINT="collector.invalid:4317": `,
-			emit: `lens emit-spans: export: 0 of 1 spans exported (1 failed, 0 dropped): OTEL_EXPORTER_OTLP_ENDPOINT="collector.invalid:4317": `,
+			emit: `lens emit-spans: export: 0 of 1 spans exported (1 failed, 0 dropped, 0 rejected): OTEL_EXPORTER_OTLP_ENDPOINT="collector.invalid:4317": `,
 			want: []string{"its host does not resolve", "no such host"},
 		},
 		"no-such-host/http": {
 			endpoint: "http://collector.invalid:4318", protocol: "http/protobuf", dns: true,
 			exec: `lens exec: telemetry shutdown: OTEL_EXPORTER_OTLP_ENDPOINT="http://collector.invalid:4318": `,
-			emit: `lens emit-spans: export: 0 of 1 spans exported (1 failed, 0 dropped): OTEL_EXPORTER_OTLP_ENDPOINT="http://collector.invalid:4318": `,
+			emit: `lens emit-spans: export: 0 of 1 spans exported (1 failed, 0 dropped, 0 rejected): OTEL_EXPORTER_OTLP_ENDPOINT="http://collector.invalid:4318": `,
 			want: []string{"its host does not resolve", "no such host"},
 		},
 		"grpc-to-http1": {
 			endpoint: h1.URL + "/api/v1/otlp",
 			exec:     `lens exec: telemetry shutdown: OTEL_EXPORTER_OTLP_ENDPOINT="` + h1.URL + `/api/v1/otlp": `,
-			emit:     `lens emit-spans: export: 0 of 1 spans exported (1 failed, 0 dropped): OTEL_EXPORTER_OTLP_ENDPOINT="` + h1.URL + `/api/v1/otlp": `,
+			emit:     `lens emit-spans: export: 0 of 1 spans exported (1 failed, 0 dropped, 0 rejected): OTEL_EXPORTER_OTLP_ENDPOINT="` + h1.URL + `/api/v1/otlp": `,
 			want:     []string{"the endpoint does not speak gRPC", "http2: frame too large", "for OTLP/HTTP set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"},
 		},
 	} {

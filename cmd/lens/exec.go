@@ -276,6 +276,13 @@ func (t *execTelemetry) end(a *app, status int, ru *syscall.Rusage, detail strin
 	if err := errors.Join(errs...); err != nil {
 		fmt.Fprintf(a.stderr, "lens exec: telemetry shutdown: %v\n", oneLine(err))
 	}
+	if t.tracing != nil {
+		// A partial success is no failed export: said here, once
+		// (docs/tracing.md#export-counts).
+		if r := t.tracing.Rejection(); r != nil {
+			fmt.Fprintf(a.stderr, "lens exec: telemetry: %v\n", oneLine(r))
+		}
+	}
 	t.restoreIdentity()
 }
 

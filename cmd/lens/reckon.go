@@ -251,7 +251,8 @@ func (a *app) reckon(ctx context.Context, r reckonRun) error {
 			p.Job.ID, p.Attempt.Number, p.TraceID, p.Attempt.DBIndex, p.Attempt.Alloc.State, queueWait(p.Attempt), n)
 	}
 	emitErrs = append(emitErrs, idleReason(dctx, tracing.Shutdown(dctx)))
-	if err := exportVerdict(tracing, int64(total), errors.Join(emitErrs...), r.flush); err != nil {
+	if err := exportVerdict(tracing, int64(total), errors.Join(emitErrs...), r.flush,
+		func(w string) { fmt.Fprintf(a.stderr, "lens reckon: %s\n", w) }); err != nil {
 		return fmt.Errorf("telemetry: %w", err)
 	}
 	return stopped()

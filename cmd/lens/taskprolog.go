@@ -9,11 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/nemolens/lens-go/attr"
 	"github.com/nemolens/lens-go/carrier"
@@ -22,7 +21,6 @@ import (
 	"github.com/nemolens/lens-go/internal/process"
 	"github.com/nemolens/lens-go/internal/pytext"
 	"github.com/nemolens/lens-go/internal/taskprolog"
-	"github.com/nemolens/lens-go/lensconv"
 )
 
 // Variables lens taskprolog reads besides the job's own.
@@ -191,13 +189,11 @@ func (a *app) taskPrologLines(ctx context.Context, policyFlag string, r *prologR
 			text, ok, err = a.stageCarrier(ctx, withVar{env, carrier.EnvVar, text}, "task", "", report)
 		}
 		if err == nil && ok && inStep && pol.Ranks == taskprolog.RanksSlurm {
+			// detect.Ranks refuses values no launcher gives (the check
+			// lens exec --rank-from shares), with one warning.
 			kvs, warnings := detect.Ranks(env, detect.RankFromSlurm)
 			for _, w := range warnings {
 				r.report("%s", w)
-			}
-			if problem := rankProblem(kvs); problem != "" {
-				r.report("%s: the ranks are not exported", problem)
-				kvs = nil
 			}
 			ranks, _ := attr.FromKeyValues(kvs...)
 			// What lens exec --rank-from slurm gives its command.
@@ -214,6 +210,13 @@ func (a *app) taskPrologLines(ctx context.Context, policyFlag string, r *prologR
 		case err != nil:
 			r.report("carrier not set: %v", err)
 		case ok:
+			// slurmstepd reads one line per export: a segment holding a
+			// newline (an inherited one; appended values are encoded)
+			// is left out, never the line (docs/taskprolog.md#reports).
+			if kept := withoutLineBreaks(text); kept != text {
+				r.report("an inherited %s segment holding a newline or a NUL was left out", carrier.EnvVar)
+				text = kept
+			}
 			export(carrier.EnvVar, text)
 		}
 	}
@@ -292,30 +295,21 @@ func (w withVar) LookupEnv(key string) (string, bool) {
 	return w.Lookuper.LookupEnv(key)
 }
 
-// rankProblem says why Slurm ranks that parse as integers cannot be
-// ranks (a launcher would refuse them: a negative rank, a rank not below
-// the world size, a world size below 1), or "" when they can.
-func rankProblem(kvs []attribute.KeyValue) string {
-	vals := map[attribute.Key]int64{}
-	for _, kv := range kvs {
-		vals[kv.Key] = kv.Value.AsInt64()
+// withoutLineBreaks returns carrier text without its segments (split on
+// every ',', as the carrier's parse splits) that hold a newline or a NUL;
+// text itself when it has none.
+func withoutLineBreaks(text string) string {
+	if !strings.ContainsAny(text, "\n\x00") {
+		return text
 	}
-	rank, hasRank := vals[lensconv.NVDLRank]
-	world, hasWorld := vals[lensconv.NVDLWorldSize]
-	local, hasLocal := vals[lensconv.NVDLLocalRank]
-	switch {
-	case hasWorld && world < 1:
-		return fmt.Sprintf("SLURM_NTASKS=%d is not a world size (want 1 or more)", world)
-	case hasRank && rank < 0:
-		return fmt.Sprintf("SLURM_PROCID=%d is negative", rank)
-	case hasRank && hasWorld && rank >= world:
-		return fmt.Sprintf("SLURM_PROCID=%d is not below SLURM_NTASKS=%d", rank, world)
-	case hasLocal && local < 0:
-		return fmt.Sprintf("SLURM_LOCALID=%d is negative", local)
-	case hasLocal && hasWorld && local >= world:
-		return fmt.Sprintf("SLURM_LOCALID=%d is not below SLURM_NTASKS=%d", local, world)
+	segs := strings.Split(text, ",")
+	kept := segs[:0]
+	for _, seg := range segs {
+		if !strings.ContainsAny(seg, "\n\x00") {
+			kept = append(kept, seg)
+		}
 	}
-	return ""
+	return strings.Join(kept, ",")
 }
 
 // prologReporter sends lens taskprolog's reports where an admin looks
@@ -347,11 +341,8 @@ func (a *app) newPrologReporter() *prologReporter {
 		step = "batch"
 	}
 	rank := "?"
-	kvs, _ := detect.Ranks(a.env, detect.RankFromSlurm)
-	for _, kv := range kvs {
-		if kv.Key == lensconv.NVDLRank {
-			rank = kv.Value.String()
-		}
+	if n, ok := detect.RawRank(a.env, detect.RankFromSlurm); ok {
+		rank = strconv.FormatInt(n, 10)
 	}
 	node, _ := a.env.LookupEnv(slurmdNodenameEnv)
 	r.prefix = oneLineText(fmt.Sprintf("job %s step %s task %s node %s pid %d", job, step, rank, node, a.pid()))

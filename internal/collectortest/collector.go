@@ -1,8 +1,8 @@
 // Package collectortest provides real OTLP receivers for the fault tests of
 // lens-go: an OTLP/HTTP server and an OTLP/gRPC server (real listeners on
 // 127.0.0.1, plain text or TLS with a certificate made for the test) that
-// count requests per signal, keep what they receive, and answer, fail or
-// hang as asked; a TCP listener that accepts connections and
+// count requests per signal, keep what they receive, and answer (with an
+// OTLP partial success when asked), fail or hang as asked; a TCP listener that accepts connections and
 // never answers; and an address that refuses connections. It is imported by
 // tests only.
 package collectortest
@@ -86,6 +86,9 @@ type Collector struct {
 
 	mu       sync.Mutex
 	gate     func(n int) bool // see Gate
+	reject   int64            // items each export answers as rejected (Reject)
+	rejMsg   string           // the partial success's error_message
+	held     int64            // spans kept: received and not rejected
 	requests map[string]int
 	payloads [][]byte
 	headers  []map[string][]string
@@ -97,6 +100,70 @@ type Collector struct {
 
 func newCollector(mode Mode) *Collector {
 	return &Collector{mode: mode, stop: make(chan struct{}), requests: map[string]int{}}
+}
+
+// Reject makes the collector answer every later export with an OTLP
+// partial success: n of its items rejected (at most all of them; for
+// metrics and logs, n whatever their number), with msg as error_message.
+// n = 0 with a message is a success with a warning. The collector keeps the
+// spans it does not reject (Held).
+func (c *Collector) Reject(n int64, msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reject, c.rejMsg = n, msg
+}
+
+// Held returns the number of spans the collector kept: received in exports
+// it answered with success, less those it rejected.
+func (c *Collector) Held() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.held
+}
+
+// partial returns the partial success of an export of items spans (or
+// metric data points, log records) and counts the spans kept.
+func (c *Collector) partial(signal string, items int64) (rejected int64, msg string, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rejected = c.reject
+	if signal == Traces {
+		rejected = min(rejected, items)
+		c.held += items - rejected
+	}
+	return rejected, c.rejMsg, c.reject != 0 || c.rejMsg != ""
+}
+
+// answerOf returns the OTLP response of an export of signal (its request
+// serialised), with the partial success Reject asked for.
+func (c *Collector) answerOf(signal string, payload []byte) proto.Message {
+	switch signal {
+	case Traces:
+		var req coltracepb.ExportTraceServiceRequest
+		_ = proto.Unmarshal(payload, &req)
+		var n int64
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				n += int64(len(ss.Spans))
+			}
+		}
+		resp := &coltracepb.ExportTraceServiceResponse{}
+		if r, msg, ok := c.partial(signal, n); ok {
+			resp.PartialSuccess = &coltracepb.ExportTracePartialSuccess{RejectedSpans: r, ErrorMessage: msg}
+		}
+		return resp
+	case Metrics:
+		resp := &colmetricspb.ExportMetricsServiceResponse{}
+		if r, msg, ok := c.partial(signal, 0); ok {
+			resp.PartialSuccess = &colmetricspb.ExportMetricsPartialSuccess{RejectedDataPoints: r, ErrorMessage: msg}
+		}
+		return resp
+	}
+	resp := &collogspb.ExportLogsServiceResponse{}
+	if r, msg, ok := c.partial(signal, 0); ok {
+		resp.PartialSuccess = &collogspb.ExportLogsPartialSuccess{RejectedLogRecords: r, ErrorMessage: msg}
+	}
+	return resp
 }
 
 // Requests returns the number of export requests received for signal
@@ -266,14 +333,13 @@ func newHTTP(t testing.TB, mode Mode, cfg *tls.Config) *Collector {
 
 func (c *Collector) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	var signal string
-	var response proto.Message
 	switch r.URL.Path {
 	case "/v1/traces":
-		signal, response = Traces, &coltracepb.ExportTraceServiceResponse{}
+		signal = Traces
 	case "/v1/metrics":
-		signal, response = Metrics, &colmetricspb.ExportMetricsServiceResponse{}
+		signal = Metrics
 	case "/v1/logs":
-		signal, response = Logs, &collogspb.ExportLogsServiceResponse{}
+		signal = Logs
 	default:
 		http.NotFound(w, r)
 		return
@@ -312,7 +378,7 @@ func (c *Collector) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	out, _ := proto.Marshal(response)
+	out, _ := proto.Marshal(c.answerOf(signal, payload))
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(out)
 }
@@ -349,8 +415,9 @@ func newGRPC(t testing.TB, mode Mode, cfg *tls.Config) *Collector {
 	return c
 }
 
-// answer records a gRPC export and answers it as the mode says.
-func (c *Collector) answer(ctx context.Context, signal string, req proto.Message) error {
+// answer records a gRPC export and answers it as the mode says: an error,
+// or nil and the response to send.
+func (c *Collector) answer(ctx context.Context, signal string, req proto.Message) (proto.Message, error) {
 	payload, _ := proto.Marshal(req)
 	header := map[string][]string{}
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
@@ -365,15 +432,15 @@ func (c *Collector) answer(ctx context.Context, signal string, req proto.Message
 	}
 	switch mode {
 	case Fail:
-		return status.Error(codes.Internal, "collectortest: failing on purpose")
+		return nil, status.Error(codes.Internal, "collectortest: failing on purpose")
 	case Hang:
 		select {
 		case <-ctx.Done():
 		case <-c.stop:
 		}
-		return status.Error(codes.Unavailable, "collectortest: closed")
+		return nil, status.Error(codes.Unavailable, "collectortest: closed")
 	}
-	return nil
+	return c.answerOf(signal, payload), nil
 }
 
 type traceService struct {
@@ -382,10 +449,11 @@ type traceService struct {
 }
 
 func (s traceService) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
-	if err := s.c.answer(ctx, Traces, req); err != nil {
+	resp, err := s.c.answer(ctx, Traces, req)
+	if err != nil {
 		return nil, err
 	}
-	return &coltracepb.ExportTraceServiceResponse{}, nil
+	return resp.(*coltracepb.ExportTraceServiceResponse), nil
 }
 
 type metricsService struct {
@@ -394,10 +462,11 @@ type metricsService struct {
 }
 
 func (s metricsService) Export(ctx context.Context, req *colmetricspb.ExportMetricsServiceRequest) (*colmetricspb.ExportMetricsServiceResponse, error) {
-	if err := s.c.answer(ctx, Metrics, req); err != nil {
+	resp, err := s.c.answer(ctx, Metrics, req)
+	if err != nil {
 		return nil, err
 	}
-	return &colmetricspb.ExportMetricsServiceResponse{}, nil
+	return resp.(*colmetricspb.ExportMetricsServiceResponse), nil
 }
 
 type logsService struct {
@@ -406,10 +475,11 @@ type logsService struct {
 }
 
 func (s logsService) Export(ctx context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
-	if err := s.c.answer(ctx, Logs, req); err != nil {
+	resp, err := s.c.answer(ctx, Logs, req)
+	if err != nil {
 		return nil, err
 	}
-	return &collogspb.ExportLogsServiceResponse{}, nil
+	return resp.(*collogspb.ExportLogsServiceResponse), nil
 }
 
 // New starts a collector for protocol ("grpc" or "http/protobuf").

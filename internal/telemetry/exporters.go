@@ -41,6 +41,7 @@ func spanExporters(console io.Writer) Exporters[sdktrace.SpanExporter] {
 		HTTP: func(ctx context.Context, sig Signal) (sdktrace.SpanExporter, error) {
 			return otlptracehttp.New(ctx, HTTPOptions[otlptracehttp.Option]{
 				Timeout: otlptracehttp.WithTimeout, EndpointURL: otlptracehttp.WithEndpointURL, TLS: otlptracehttp.WithTLSClientConfig,
+				HTTPClient: otlptracehttp.WithHTTPClient, Response: TraceResponse,
 			}.For(sig)...)
 		},
 		GRPC: func(ctx context.Context, sig Signal, guard *RefusalGuard) (sdktrace.SpanExporter, error) {

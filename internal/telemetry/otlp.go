@@ -3,10 +3,12 @@ package telemetry
 import (
 	"context"
 	"crypto/tls"
+	"net/http"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/nemolens/lens-go/environ"
 )
@@ -24,11 +26,22 @@ type HTTPOptions[O any] struct {
 	Timeout     func(time.Duration) O
 	EndpointURL func(string) O
 	TLS         func(*tls.Config) O
+	// HTTPClient and Response, when set, give the exporter Lens's HTTP
+	// client, which checks every answer (see httpClient): Response is the
+	// signal's OTLP response message (TraceResponse, MetricResponse,
+	// LogResponse).
+	HTTPClient func(*http.Client) O
+	Response   func() proto.Message
 }
 
 // For returns the options of sig's OTLP/HTTP exporter.
 func (f HTTPOptions[O]) For(sig Signal) []O {
 	var opts []O
+	if f.HTTPClient != nil && f.Response != nil {
+		// The client carries the TLS configuration and the timeout; the
+		// options below only keep the exporter's view of them consistent.
+		opts = append(opts, f.HTTPClient(httpClient(sig, f.Response)))
+	}
 	if sig.Timeout > 0 {
 		opts = append(opts, f.Timeout(sig.Timeout))
 	}
@@ -71,9 +84,10 @@ func (f GRPCOptions[O]) For(sig Signal, guard *RefusalGuard) []O {
 	if sig.Timeout > 0 {
 		opts = append(opts, f.Timeout(sig.Timeout))
 	}
-	if d := guard.DialOptions(environ.OS{}); len(d) > 0 {
-		opts = append(opts, f.DialOptions(d...))
-	}
+	// One WithDialOption: each replaces the last. The interceptor records
+	// the collector's answers (see answerInterceptor).
+	d := append(guard.DialOptions(environ.OS{}), grpc.WithChainUnaryInterceptor(answerInterceptor))
+	opts = append(opts, f.DialOptions(d...))
 	return opts
 }
 

@@ -121,9 +121,15 @@ func (g *RefusalGuard) Final() {
 // fn at once, in every mode, with ErrTLSHandshake; when the last handshake
 // failed that way, one quick handshake is made first and fn is not run
 // when it fails too. Every error is shaped by [ShapeError].
+//
+// When the collector's success answer arrived (Lens's OTLP/HTTP client and
+// OTLP/gRPC interceptor see it, see response.go), the export succeeded: the
+// error is nil, or a *[RejectedError] when the answer was a partial success
+// (the exporters return it as an error); a 2xx answer that is not an OTLP
+// response fails with [ErrNotOTLP].
 func (g *RefusalGuard) Export(ctx context.Context, fn func(context.Context) error) error {
 	if g == nil {
-		return ShapeError(refusedError(fn(ctx)), nil)
+		return ShapeError(refusedError(answered(ctx, fn)), nil)
 	}
 	return ShapeError(g.export(ctx, fn), g.secrets)
 }
@@ -153,7 +159,7 @@ func (g *RefusalGuard) export(ctx context.Context, fn func(context.Context) erro
 	g.mu.Lock()
 	g.inflight[call] = struct{}{}
 	g.mu.Unlock()
-	err := fn(ctx)
+	err := answered(ctx, fn)
 	g.mu.Lock()
 	delete(g.inflight, call)
 	g.mu.Unlock()

@@ -69,6 +69,12 @@ type Signal struct {
 	// when that variable is invalid and replaced by the default; 0 lets the
 	// exporter read the variable itself.
 	Timeout time.Duration
+	// ClientTimeout is the OTLP export timeout in effect: Timeout, else the
+	// variable's value, else DefaultOTLPTimeout. It is the timeout of the
+	// HTTP client Lens gives an OTLP/HTTP exporter (which then does not
+	// read the variable itself); 0 (a Signal not read by ReadSettings)
+	// stands for DefaultOTLPTimeout.
+	ClientTimeout time.Duration
 	// Endpoint is where an OTLP exporter sends the signal, read by Lens
 	// from OTEL_EXPORTER_OTLP[_<SIGNAL>]_ENDPOINT
 	// (docs/resource.md#otlp-endpoint-and-tls): for gRPC, the gRPC target
@@ -287,14 +293,17 @@ func (r *settingsReader) signal(signal string, cfg Config, need bool) Signal {
 		break
 	}
 	if need {
+		s.ClientTimeout = DefaultOTLPTimeout
 		for _, tname := range [...]string{"OTEL_EXPORTER_OTLP_" + signal + "_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"} {
 			traw, ok := r.env.LookupEnv(tname)
 			if !ok || strings.TrimSpace(traw) == "" {
 				continue
 			}
-			if _, err := parseMillis(traw, 1); err != nil {
+			if d, err := parseMillis(traw, 1); err != nil {
 				r.warnf("%s=%q: %v; using %v", tname, traw, err, DefaultOTLPTimeout)
 				s.Timeout = DefaultOTLPTimeout
+			} else {
+				s.ClientTimeout = d
 			}
 			break
 		}

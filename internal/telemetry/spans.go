@@ -18,9 +18,10 @@ import (
 
 // SpanCounts is the accounting of a span pipeline; package lens exports it
 // as lens.SpanCounts, whose documentation states the rules (Ended =
-// Exported + Dropped + Failed + Pending, and what each count holds).
+// Exported + Dropped + Failed + Rejected + Pending, and what each count
+// holds).
 type SpanCounts struct {
-	Ended, Exported, Dropped, Failed, Pending, Open int64
+	Ended, Exported, Dropped, Failed, Rejected, Pending, Open int64
 }
 
 // spanPipeline is Lens's batch span processor: it replaces the SDK's
@@ -60,12 +61,13 @@ type spanPipeline struct {
 
 	// batch, when non-nil, makes OnEnd wait for room in a full queue
 	// instead of dropping, until batch is done (docs/tracing.md#batch-export).
-	batch    context.Context
-	firstErr error // the first failed export (batch mode's reason)
+	batch       context.Context
+	firstErr    error          // the first failed export (batch mode's reason)
+	firstReject *RejectedError // the first partial success (rejected spans or a warning)
 
-	ended, exported, dropped, failed atomic.Int64 // changed under mu only, so that Counts is exact
-	started                          atomic.Int64 // sampled spans started (OnStart, without mu)
-	shutdownErr                      error
+	ended, exported, dropped, failed, rejected atomic.Int64 // changed under mu only, so that Counts is exact
+	started                                    atomic.Int64 // sampled spans started (OnStart, without mu)
+	shutdownErr                                error
 }
 
 func newSpanPipeline(exp sdktrace.SpanExporter, res *resource.Resource, s *Settings, guard *RefusalGuard, onError func(error), invalid func(what, source string)) *spanPipeline {
@@ -94,9 +96,9 @@ func (p *spanPipeline) Counts() SpanCounts {
 	// The counters change only under p.mu, so this is one consistent
 	// snapshot: Pending is exactly the spans queued or being exported.
 	p.mu.Lock()
-	c := SpanCounts{Ended: p.ended.Load(), Exported: p.exported.Load(), Dropped: p.dropped.Load(), Failed: p.failed.Load()}
+	c := SpanCounts{Ended: p.ended.Load(), Exported: p.exported.Load(), Dropped: p.dropped.Load(), Failed: p.failed.Load(), Rejected: p.rejected.Load()}
 	p.mu.Unlock()
-	c.Pending = c.Ended - c.Exported - c.Dropped - c.Failed
+	c.Pending = c.Ended - c.Exported - c.Dropped - c.Failed - c.Rejected
 	// Read after ended: every span counted as ended was counted as started
 	// before it ended, so Open is never negative.
 	c.Open = p.started.Load() - c.Ended
@@ -108,6 +110,14 @@ func (p *spanPipeline) FirstError() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.firstErr
+}
+
+// FirstRejection returns the first partial success the collector answered
+// (spans rejected, or a warning), or nil.
+func (p *spanPipeline) FirstRejection() *RejectedError {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.firstReject
 }
 
 // OnStart counts the sampled spans started, so that the spans that never
@@ -323,10 +333,26 @@ func (p *spanPipeline) exportBatch(all bool) bool {
 
 	err := p.export(batch)
 
+	// A partial success reached the collector: the spans it did not reject
+	// are exported, the others rejected (never retried). It is no failed
+	// export: it is reported (onError, in every mode) and kept for
+	// FirstRejection.
+	var partial *RejectedError
+	if errors.As(err, &partial) {
+		partial = &RejectedError{Rejected: min(max(partial.Rejected, 0), int64(n)), Sent: int64(n), What: partial.What, Message: partial.Message}
+		err = nil
+	}
 	p.mu.Lock()
-	if err != nil {
+	switch {
+	case partial != nil:
+		p.rejected.Add(partial.Rejected)
+		p.exported.Add(int64(n) - partial.Rejected)
+		if p.firstReject == nil {
+			p.firstReject = partial
+		}
+	case err != nil:
 		p.failed.Add(int64(n))
-	} else {
+	default:
 		p.exported.Add(int64(n))
 	}
 	p.settled += uint64(n)
@@ -339,7 +365,10 @@ func (p *spanPipeline) exportBatch(all bool) bool {
 		p.firstErr = err
 	}
 	p.mu.Unlock()
-	if err != nil && !final && p.onError != nil {
+	switch {
+	case partial != nil && p.onError != nil:
+		p.onError(partial)
+	case err != nil && !final && p.onError != nil:
 		p.onError(err)
 	}
 	return true

@@ -100,8 +100,8 @@ func endSpans(tr trace.Tracer, n int) {
 // checkCounts checks the invariants that hold at every moment.
 func checkCounts(c SpanCounts, maxPending int64) error {
 	switch {
-	case c.Ended != c.Exported+c.Dropped+c.Failed+c.Pending:
-		return errors.New("Ended != Exported + Dropped + Failed + Pending")
+	case c.Ended != c.Exported+c.Dropped+c.Failed+c.Rejected+c.Pending:
+		return errors.New("Ended != Exported + Dropped + Failed + Rejected + Pending")
 	case c.Pending < 0:
 		return errors.New("Pending < 0")
 	case c.Pending > maxPending:

@@ -141,6 +141,16 @@ func (t *Tracing) ExportError() error {
 	return ShapeError(t.pipeline.FirstError(), t.secrets)
 }
 
+// Rejection returns the first partial success the collector answered (a
+// *[RejectedError]: spans rejected, or a warning with none rejected),
+// shaped by [ShapeError], or nil.
+func (t *Tracing) Rejection() error {
+	if r := t.pipeline.FirstRejection(); r != nil {
+		return ShapeError(r, t.secrets)
+	}
+	return nil
+}
+
 // ForceFlush exports every span ended so far. Its error is shaped by
 // [ShapeError].
 func (t *Tracing) ForceFlush(ctx context.Context) error {

@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutlog"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/nemolens/lens-go/internal/telemetry"
 )
@@ -54,6 +56,7 @@ func exporters(console io.Writer) telemetry.Exporters[sdklog.Exporter] {
 		HTTP: func(ctx context.Context, sig telemetry.Signal) (sdklog.Exporter, error) {
 			return otlploghttp.New(ctx, telemetry.HTTPOptions[otlploghttp.Option]{
 				Timeout: otlploghttp.WithTimeout, EndpointURL: otlploghttp.WithEndpointURL, TLS: otlploghttp.WithTLSClientConfig,
+				HTTPClient: otlploghttp.WithHTTPClient, Response: response,
 			}.For(sig)...)
 		},
 		GRPC: func(ctx context.Context, sig telemetry.Signal, guard *telemetry.RefusalGuard) (sdklog.Exporter, error) {
@@ -81,3 +84,6 @@ func (e *exporter) Export(ctx context.Context, records []sdklog.Record) error {
 	records = validLogRecords(records, e.invalid)
 	return e.guard.Export(ctx, func(ctx context.Context) error { return e.Exporter.Export(ctx, records) })
 }
+
+// response is the signal's OTLP/HTTP answer (telemetry.HTTPOptions.Response).
+func response() proto.Message { return &collogspb.ExportLogsServiceResponse{} }

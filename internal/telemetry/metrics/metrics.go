@@ -11,6 +11,8 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
+	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/nemolens/lens-go/internal/telemetry"
 )
@@ -57,6 +59,7 @@ func exporters(console io.Writer) telemetry.Exporters[sdkmetric.Exporter] {
 		HTTP: func(ctx context.Context, sig telemetry.Signal) (sdkmetric.Exporter, error) {
 			return otlpmetrichttp.New(ctx, telemetry.HTTPOptions[otlpmetrichttp.Option]{
 				Timeout: otlpmetrichttp.WithTimeout, EndpointURL: otlpmetrichttp.WithEndpointURL, TLS: otlpmetrichttp.WithTLSClientConfig,
+				HTTPClient: otlpmetrichttp.WithHTTPClient, Response: response,
 			}.For(sig)...)
 		},
 		GRPC: func(ctx context.Context, sig telemetry.Signal, guard *telemetry.RefusalGuard) (sdkmetric.Exporter, error) {
@@ -87,3 +90,6 @@ func (e *exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 	validResourceMetrics(rm, e.invalid)
 	return e.guard.Export(ctx, func(ctx context.Context) error { return e.Exporter.Export(ctx, rm) })
 }
+
+// response is the signal's OTLP/HTTP answer (telemetry.HTTPOptions.Response).
+func response() proto.Message { return &colmetricspb.ExportMetricsServiceResponse{} }
