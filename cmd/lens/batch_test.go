@@ -355,11 +355,14 @@ func TestFlushTimeoutMustBePositive(t *testing.T) {
 	for _, d := range []string{"0", "-1ns", "1ns"} {
 		want := 2
 		if d == "1ns" {
-			want = 1 // accepted; the export cannot end in a nanosecond
+			// Accepted: not a usage error. Whether the export ends within
+			// an idle nanosecond is the scheduler's business (exit 0 or
+			// 1), not this test's.
+			want = 1
 		}
 		r := runIn(t, environ.Map{"OTEL_TRACES_EXPORTER": "console"}, "", "emit-spans", "--flush-timeout", d, "--span", "a,1,2")
-		if r.code != want {
-			t.Errorf("emit-spans --flush-timeout %s: exit %d, want %d\n%v", d, r.code, want, r)
+		if (r.code == 2) != (want == 2) || r.code > 2 {
+			t.Errorf("emit-spans --flush-timeout %s: exit %d, want %s\n%v", d, r.code, map[bool]string{true: "2 (a usage error)", false: "0 or 1 (accepted)"}[want == 2], r)
 		}
 		sacct, _ := fakeSacct(t, recordedSacct(t, "completed.sacct"))
 		if rr := runReckon(t, environ.Map{"OTEL_TRACES_EXPORTER": "console"}, sacct, "--flush-timeout", d, "1"); (rr.code == 2) != (want == 2) {
