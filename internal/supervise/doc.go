@@ -21,7 +21,10 @@
 //     and lens passes every signal on; in [ModeDirect] (a Slurm step) not
 //     at all, because slurmstepd reaches the command itself. Job-control
 //     stops of the command stop lens too. Inherited ignored SIGHUP, SIGINT
-//     and job-control signals stay ignored in the command.
+//     and job-control signals stay ignored in the command. lens ignores
+//     SIGTTOU (its own terminal writes from the background would stop it)
+//     and passes on the synchronous signals another process sends; the
+//     fate of every signal 1-64 is in docs/exec.md#signal-fates.
 //   - Children: the command gets a parent-death signal (SIGKILL) from the
 //     thread that started it, which stays alive until the command exits;
 //     as PID 1 lens reaps every orphan without taking the command's status.

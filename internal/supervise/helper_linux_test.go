@@ -222,7 +222,7 @@ func childMain() int {
 	if stop {
 		signal.Notify(c, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2, syscall.Signal(sigRTMax))
 	} else {
-		signal.Notify(c, append(subscribed(), syscall.SIGTTIN)...) // SIGTTIN: lens must not pass it on
+		signal.Notify(c, append(subscribed(), syscall.SIGTTOU)...) // SIGTTOU: lens must not pass it on
 		signal.Ignore(syscall.SIGCHLD, syscall.SIGPIPE)            // not relayed, not recorded
 	}
 	say("ready %d %d %#x %d", os.Getpid(), syscall.Getpgrp(), ign, foreground())

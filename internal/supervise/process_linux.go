@@ -139,6 +139,11 @@ func Start(c *Command) (*Process, error) {
 			return proc, err
 		})
 		p.sigs.release()
+		if err == nil && p.mode == ModeDirect && p.sigs != nil && p.sigs.notified {
+			// What reaches lens reached the command too: the signals
+			// lens cannot catch must not end it (docs/exec.md#signal-fates).
+			ignoreUncatchable()
+		}
 		if err != nil && p.mode == ModeAside && sys.Setpgid {
 			_ = syscall.Setpgid(0, p.pgid) // back where lens started
 		}
@@ -306,6 +311,8 @@ func (p *Process) relay() {
 			continue
 		case syscall.SIGPIPE:
 			continue // lens's own write to a closed pipe
+		case syscall.SIGTTOU:
+			continue // caught while the command was forked: lens's own, or lost
 		}
 		if p.reaped() {
 			<-p.done // set by the wait loop right after the reap
@@ -467,7 +474,8 @@ func (p *Process) handTerminal() {
 // reclaimTerminal takes the terminal's foreground back for lens's group
 // when the command's group still holds it after the command exited, so
 // that lens's last messages are written from the foreground. SIGTTOU is
-// ignored meanwhile: lens asks from the background.
+// ignored meanwhile: lens asks from the background. lens exec (Signals
+// set) ignores it anyway; without Signals it is reset after.
 func (p *Process) reclaimTerminal() {
 	if p.tty < 0 {
 		return
@@ -477,7 +485,9 @@ func (p *Process) reclaimTerminal() {
 	}
 	signal.Ignore(syscall.SIGTTOU)
 	_ = tcsetpgrp(p.tty, syscall.Getpgrp())
-	signal.Reset(syscall.SIGTTOU)
+	if p.sigs == nil {
+		signal.Reset(syscall.SIGTTOU)
+	}
 }
 
 // here is lens's process: PID 1, the leader of its process group.

@@ -123,7 +123,7 @@ func TestInheritedIgnoredNotAnInterrupt(t *testing.T) {
 func TestSigName(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[syscall.Signal]string{
-		syscall.SIGTERM: "SIGTERM", 34: "SIGRTMIN", 35: "SIGRTMIN+1", 64: "SIGRTMAX", syscall.SIGSEGV: "signal 11",
+		syscall.SIGTERM: "SIGTERM", 34: "SIGRTMIN", 35: "SIGRTMIN+1", 64: "SIGRTMAX", syscall.SIGSEGV: "SIGSEGV", 65: "signal 65",
 	} {
 		if got := sigName(s); got != want {
 			t.Errorf("sigName(%d) = %q, want %q", s, got, want)

@@ -14,9 +14,16 @@ import (
 type Signals struct {
 	c chan os.Signal
 	// ignored are the signals lens was started with ignored that the Go
-	// runtime left ignored (SIGHUP, SIGINT, and SIGTSTP and SIGCONT, for
-	// which it installs no handler of its own).
+	// runtime left ignored (SIGHUP, SIGINT, and SIGTSTP, SIGTTIN and
+	// SIGCONT, for which it installs no handler of its own).
 	ignored []os.Signal
+	// quiet are the signals lens ignores while it runs and catches while
+	// it forks the command (ignoreWhileRunning: SIGTTOU), less those it
+	// was started with ignored.
+	quiet []os.Signal
+	// notified: made by Notify, the subscription of lens's process (not a
+	// queue of an in-process test), whose dispositions lens may change.
+	notified bool
 }
 
 // signalQueue is how many signals can wait for the command to start (or
@@ -24,12 +31,13 @@ type Signals struct {
 const signalQueue = 256
 
 // Notify subscribes to every signal lens passes on or acts on: the
-// catchable ones a sender may mean for the command (SIGHUP, SIGINT,
-// SIGQUIT, SIGABRT, SIGUSR1, SIGUSR2, SIGALRM, SIGTERM, SIGWINCH, SIGIO,
-// SIGPWR, SIGTSTP, SIGCONT and the real-time signals, where the system has
-// them), SIGCHLD (to reap) and SIGPIPE (so that lens's own writes to a
-// closed pipe fail with EPIPE instead of killing lens). Handlers are reset
-// in the command when it starts, so it gets the default dispositions.
+// catchable ones a sender may mean for the command (on Linux every signal
+// 1 to 64 that os/signal can receive but SIGCHLD, SIGPIPE, SIGTTOU and
+// SIGURG: docs/exec.md#signal-fates), SIGCHLD (to reap) and SIGPIPE (so
+// that lens's own writes to a closed pipe fail with EPIPE instead of
+// killing lens). Handlers are reset in the command when it starts, so it
+// gets the default dispositions. SIGTTOU is ignored from here on but while
+// the command is forked (ignoreWhileRunning).
 //
 // A signal that lens was started with ignored and that the Go runtime left
 // ignored (SIGHUP and SIGINT: nohup, a shell's background job; SIGTSTP and
@@ -39,15 +47,27 @@ const signalQueue = 256
 // dispositions with its own handler before lens's first instruction, so
 // the command gets those at their defaults (docs/exec.md).
 func Notify() *Signals {
-	s := &Signals{c: make(chan os.Signal, signalQueue)}
+	s := &Signals{c: make(chan os.Signal, signalQueue), notified: true}
 	subs := subscribed()
 	ign := inheritedIgnored()
+	wasIgnored := func(sig os.Signal) bool {
+		n, ok := sig.(syscall.Signal)
+		return ok && ign&(1<<(n-1)) != 0 || signal.Ignored(sig)
+	}
 	for _, sig := range subs {
-		if n, ok := sig.(syscall.Signal); ok && ign&(1<<(n-1)) != 0 || signal.Ignored(sig) {
+		if wasIgnored(sig) {
 			s.ignored = append(s.ignored, sig)
 		}
 	}
+	for _, sig := range ignoreWhileRunning {
+		if !wasIgnored(sig) {
+			s.quiet = append(s.quiet, sig)
+		}
+	}
 	signal.Notify(s.c, subs...)
+	if len(s.quiet) > 0 {
+		signal.Ignore(s.quiet...)
+	}
 	return s
 }
 
@@ -59,18 +79,33 @@ func (s *Signals) Stop() {
 }
 
 // hold ignores again the signals lens was started with ignored, so that a
-// command started now inherits them ignored; release subscribes to them
-// again. What arrives in between is discarded, as the command, ignoring
-// it until it installs its own handler, would discard it without lens.
+// command started now inherits them ignored, and catches those lens
+// ignores while it runs (SIGTTOU), so that the command starts with them
+// at their defaults; release undoes both. What lens was started with
+// ignored and arrives in between is discarded, as the command, ignoring
+// it until it installs its own handler, would discard it without lens; a
+// SIGTTOU is read and not passed on.
 func (s *Signals) hold() {
-	if s != nil && len(s.ignored) > 0 {
+	if s == nil {
+		return
+	}
+	if len(s.ignored) > 0 {
 		signal.Ignore(s.ignored...)
+	}
+	if len(s.quiet) > 0 {
+		signal.Notify(s.c, s.quiet...)
 	}
 }
 
 func (s *Signals) release() {
-	if s != nil && len(s.ignored) > 0 {
+	if s == nil {
+		return
+	}
+	if len(s.ignored) > 0 {
 		signal.Notify(s.c, s.ignored...)
+	}
+	if len(s.quiet) > 0 {
+		signal.Ignore(s.quiet...)
 	}
 }
 

@@ -12,16 +12,19 @@ import (
 	"unsafe"
 )
 
-// The relayed signals, written from docs/exec.md#signals: the catchable
-// signals a sender may mean for the command and the real-time ones, 35
+// The relayed signals, written from docs/exec.md#signal-fates: the
+// catchable signals a sender may mean for the command, the synchronous
+// ones sent with kill(2) among them, and the real-time ones, 35
 // (SIGRTMIN+1) to 64 (SIGRTMAX); SIGRTMIN itself cannot be caught by a Go
 // program (TestSIGRTMINEndsLens). SIGTERM comes last in the tests: it
 // ends the child.
 var wantRelayed = func() []syscall.Signal {
 	out := []syscall.Signal{
-		syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGABRT, syscall.SIGUSR1,
-		syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGWINCH, syscall.SIGIO, syscall.SIGPWR,
-		syscall.SIGTSTP,
+		syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGILL, syscall.SIGTRAP,
+		syscall.SIGABRT, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGUSR1, syscall.SIGSEGV,
+		syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGSTKFLT, syscall.SIGTSTP, syscall.SIGTTIN,
+		syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM, syscall.SIGWINCH, syscall.SIGIO,
+		syscall.SIGPWR, syscall.SIGSYS,
 	}
 	for s := syscall.Signal(35); s <= 64; s++ {
 		out = append(out, s)
@@ -465,22 +468,32 @@ func (tr *tree) send(pid int, sig syscall.Signal) {
 	}
 }
 
-// TestUnsubscribedSignalStopsLens: a signal outside the set is not lens's
-// to pass on: SIGTTIN sent to lens stops lens (its default action), and
-// does not reach the command.
-func TestUnsubscribedSignalStopsLens(t *testing.T) {
+// TestSIGTTOUIgnored: lens ignores SIGTTOU (docs/exec.md#signal-fates):
+// one sent to lens neither stops lens nor reaches the command, in every
+// mode. Ignored, it is discarded when it is sent, so the next signal the
+// command gets is the one sent after it.
+func TestSIGTTOUIgnored(t *testing.T) {
 	t.Parallel()
-	tr := startTree(t, ModeRelay, "record")
-	tr.ready()
-	lens, _, _ := tr.lens()
-	tr.signal(lens, syscall.SIGTTIN)
-	if p, f := tr.awaitFirst("sig ", "leader sees lens stopped 21"); p == "sig " {
-		t.Fatalf("SIGTTIN sent to lens reached the command (sig %v)", f)
-	}
-	tr.send(lens, syscall.SIGCONT)
-	tr.send(lens, syscall.SIGTERM)
-	if status, _, _ := tr.exit(); status != 7 {
-		t.Errorf("exit status %d, want the command's 7", status)
+	for _, mode := range []Mode{ModeRelay, ModeAside, ModeDirect} {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			tr := startTree(t, mode, "record")
+			tr.ready()
+			lens, _, _ := tr.lens()
+			tr.signal(lens, syscall.SIGTTOU)
+			if st := procState(lens); st == 'T' {
+				t.Fatalf("SIGTTOU stopped lens")
+			}
+			target := lens
+			if mode == ModeDirect {
+				target = -tr.leader
+			}
+			tr.send(target, syscall.SIGUSR1)
+			tr.send(target, syscall.SIGTERM)
+			if status, _, _ := tr.exit(); status != 7 {
+				t.Errorf("exit status %d, want the command's 7", status)
+			}
+		})
 	}
 }
 

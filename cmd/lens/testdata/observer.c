@@ -13,6 +13,13 @@
  *                  print the counts and exit 0; each standard signal is
  *                  also reported when it arrives ("sig NN"), and so are
  *                  SIGRTMIN+1 ("rt 35") and SIGRTMAX ("rt 64")
+ *   catchall       handle every signal 1-64 it can (all but SIGKILL,
+ *                  SIGSTOP and glibc's 32 and 33), reporting each delivery
+ *                  ("sig NN"), until standard input ends or gives a line;
+ *                  then print "seen" and the count of each signal received
+ *                  ("seen 11=1"), and exit 0
+ *   trap SIG       handle signal SIG (numeric), print "ready PID", wait for
+ *                  SIG, then print "trapped SIG" and exit 0
  *   exit CODE      exit with CODE
  *   raise SIG      kill itself with signal SIG (numeric)
  *   orphans N      leave N orphans (double fork; a refused fork is
@@ -136,6 +143,52 @@ static int signals(void) {
 	return 0;
 }
 
+static int catchall(void) {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART;
+	for (int s = 1; s <= 64; s++)
+		sigaction(s, &sa, NULL); /* refused for 9, 19, 32 and 33 */
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	char c;
+	while (read(0, &c, 1) == 1 && c != '\n')
+		;
+	char line[1024] = "seen";
+	for (int s = 1; s <= 64; s++)
+		if (counts[s])
+			snprintf(line + strlen(line), sizeof line - strlen(line), " %d=%d", s, (int)counts[s]);
+	printf("%s\n", line);
+	fflush(stdout);
+	return 0;
+}
+
+static volatile sig_atomic_t trapped;
+
+static void trapHandler(int s) { trapped = s; }
+
+static int trap(int s) {
+	struct sigaction sa;
+	sigset_t block, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = trapHandler;
+	if (sigaction(s, &sa, NULL) < 0) {
+		printf("sigaction %d: %s\n", s, strerror(errno));
+		return 64;
+	}
+	sigemptyset(&block);
+	sigaddset(&block, s);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	while (!trapped)
+		sigsuspend(&old);
+	printf("trapped %d\n", (int)trapped);
+	fflush(stdout);
+	return 0;
+}
+
 /* zombies counts the processes in state Z visible in /proc. */
 static int zombies(void) {
 	DIR *d = opendir("/proc");
@@ -253,6 +306,10 @@ int main(int argc, char **argv) {
 		return state(argc, argv);
 	if (!strcmp(argv[1], "signals"))
 		return signals();
+	if (!strcmp(argv[1], "catchall"))
+		return catchall();
+	if (!strcmp(argv[1], "trap") && argc >= 3)
+		return trap(atoi(argv[2]));
 	if (!strcmp(argv[1], "exit") && argc >= 3)
 		return atoi(argv[2]);
 	if (!strcmp(argv[1], "raise") && argc >= 3) {
