@@ -56,6 +56,7 @@ func gpuProbeMain(args []string, env environ.Lookuper, out io.Writer) int {
 		return 2
 	}
 	bounded.EndWithParent(os.Stdin) // nothing of the probe outlives its lens
+	dropSentFaults()
 	ctx := context.Background()
 	smi := detect.NvidiaSMI{InheritGroup: true}
 	enc := json.NewEncoder(out)

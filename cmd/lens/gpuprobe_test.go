@@ -227,3 +227,41 @@ func writeScript(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestGPUProbeOutlivesSentFaults: SIGSEGV, SIGBUS and SIGILL sent to the GPU
+// probe process (as a step-wide scancel --signal sends them to every
+// process of the step) while its nvidia-smi runs do not crash it: the count
+// nvidia-smi gives once the signal has been sent still arrives.
+func TestGPUProbeOutlivesSentFaults(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			started, answer := filepath.Join(dir, "started"), filepath.Join(dir, "answer")
+			writeScript(t, filepath.Join(dir, "nvidia-smi"), "#!/bin/sh\n: > '"+started+"'\nwhile [ ! -e '"+answer+"' ]; do sleep 0.01; done\nprintf '4\\n4\\n4\\n4\\n'\n")
+			env := environ.Map{"LENS_NVIDIA_PROCFS": testdataPath(t, "gpu/gpus"), "PATH": dir + ":" + os.Getenv("PATH")}
+			var stderr bytes.Buffer
+			a := &app{stderr: &stderr, env: env}
+			g := a.startGPUProbe(true)
+			defer g.stop()
+			for deadline := time.Now().Add(guard); ; time.Sleep(time.Millisecond) {
+				if _, err := os.Stat(started); err == nil {
+					break
+				} else if time.Now().After(deadline) {
+					t.Fatal("the probe's nvidia-smi never ran")
+				}
+			}
+			if err := syscall.Kill(g.child.Pid(), sig); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(answer, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			<-g.done
+			if !g.ok || g.n != 4 {
+				t.Errorf("count %d, %v after %v; want 4 from a probe that survived it", g.n, g.ok, sig)
+			}
+		})
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package main
+
+// dropSentFaults does nothing outside Unix.
+func dropSentFaults() {}
