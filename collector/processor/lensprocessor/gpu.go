@@ -265,6 +265,9 @@ func (g *gpuIndex) build(procs map[procKey]*gpuProc) *gpuSnapshot {
 		if key == "" {
 			continue // two jobs claim it: say nothing rather than a guess
 		}
+		if best == 0 {
+			sameRank = false // a process of several GPUs: which one is its rank's is unknown
+		}
 		j := &gpuJob{dev: cs[0].dev}
 		for _, l := range g.p.cfg.GPU.Labels {
 			if !sameRank && (l == lensconv.NVDLRank || l == lensconv.NVDLLocalRank) {
