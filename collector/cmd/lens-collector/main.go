@@ -1,37 +1,100 @@
+// Command lens-collector is an OpenTelemetry Collector with the lens
+// processor (docs/collector.md): the OTLP and Prometheus receivers; the
+// lens, batch and memory_limiter processors; the otlp, otlphttp and debug
+// exporters. It runs as any Collector: lens-collector --config FILE.
+//
+// Its components are wired here rather than by the Collector's builder
+// (ocb): the same factories, one main, built by scripts/build-collector.sh
+// like the lens command (static, -trimpath, reproducible).
 package main
 
 import (
-	"log"
+	"fmt"
+	"os"
+	"runtime/debug"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/receiver/prometheusreceiver"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/provider/envprovider"
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
-	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/debugexporter"
 	"go.opentelemetry.io/collector/exporter/otlpexporter"
 	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
-	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/batchprocessor"
 	"go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/receiver/prometheusreceiver"
-	"go.opentelemetry.io/collector/processor/processorhelper"
-	"go.opentelemetry.io/collector/processor/processortest"
-	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.uber.org/zap"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourceprocessor"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+
+	"github.com/nemolens/lens-go/collector/processor/lensprocessor"
 )
 
-var _ = []any{component.Type{}, confmap.Conf{}, envprovider.NewFactory, fileprovider.NewFactory, connector.Factory(nil), exporter.Factory(nil),
-	debugexporter.NewFactory, otlpexporter.NewFactory, otlphttpexporter.NewFactory, extension.Factory(nil), otelcol.NewCommand, processor.Factory(nil),
-	batchprocessor.NewFactory, memorylimiterprocessor.NewFactory, receiver.Factory(nil), otlpreceiver.NewFactory, prometheusreceiver.NewFactory,
-	processorhelper.NewTraces, processortest.NewNopSettings, consumertest.NewNop, componenttest.NewNopTelemetrySettings, ptrace.NewTraces, zap.NewNop, resourceprocessor.NewFactory, log.Println}
+// version is stamped by scripts/build-collector.sh (-X main.version=…).
+var version = ""
 
-func main() {}
+func main() {
+	info := component.BuildInfo{
+		Command:     "lens-collector",
+		Description: "OpenTelemetry Collector with the lens processor (lens-go)",
+		Version:     buildVersion(),
+	}
+	set := otelcol.CollectorSettings{
+		BuildInfo: info,
+		Factories: components,
+		ConfigProviderSettings: otelcol.ConfigProviderSettings{
+			ResolverSettings: confmap.ResolverSettings{
+				ProviderFactories: []confmap.ProviderFactory{
+					fileprovider.NewFactory(),
+					envprovider.NewFactory(),
+				},
+			},
+		},
+	}
+	if err := otelcol.NewCommand(set).Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "lens-collector:", err)
+		os.Exit(1)
+	}
+}
+
+// buildVersion is the stamped version, else the module's, else "(devel)".
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// components are the distribution's factories.
+func components() (otelcol.Factories, error) {
+	var f otelcol.Factories
+	var err error
+	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
+		otlpreceiver.NewFactory(),
+		prometheusreceiver.NewFactory(),
+	); err != nil {
+		return f, err
+	}
+	if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](
+		lensprocessor.NewFactory(),
+		batchprocessor.NewFactory(),
+		memorylimiterprocessor.NewFactory(),
+	); err != nil {
+		return f, err
+	}
+	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](
+		otlpexporter.NewFactory(),
+		otlphttpexporter.NewFactory(),
+		debugexporter.NewFactory(),
+	); err != nil {
+		return f, err
+	}
+	f.Telemetry = otelconftelemetry.NewFactory()
+	return f, nil
+}

@@ -3,6 +3,7 @@ package lensprocessor
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,8 +31,9 @@ type lensProcessor struct {
 	logger   *zap.Logger
 	fs       procFS
 	hostname string
-	cache    *lru[*jobInfo]
+	cache    *lru[int, *cached]
 	res      *resolver
+	usePidfd bool
 	gpu      *gpuIndex
 
 	mu       sync.Mutex
@@ -52,7 +54,8 @@ func newLensProcessor(cfg *Config, logger *zap.Logger) *lensProcessor {
 		logger:   logger,
 		fs:       fsys,
 		hostname: host,
-		cache:    newLRU[*jobInfo](cfg.CacheSize),
+		cache:    newLRU[int](cfg.CacheSize, func(c *cached) { closePidfd(c.pidfd) }),
+		usePidfd: filepath.Clean(cfg.ProcRoot) == DefaultProcRoot,
 		res:      newResolver(fsys, cfg.RankFrom, host, logger, cfg.CacheSize),
 		inflight: map[procKey]chan struct{}{},
 		sem:      make(chan struct{}, maxInflight),
@@ -180,32 +183,44 @@ func putValue(m pcommon.Map, key string, v attr.Value) {
 	}
 }
 
-// lookup returns the job of pid, keyed by pid and start time: from the
-// cache, else read from procfs in the background, waited for at most
-// resolve_timeout (a slower read serves later batches). nil: the process
-// is gone, or its read is not done yet.
+// cached is the job of one process: the pid's entry of the cache, valid
+// for the process of that start time only.
+type cached struct {
+	start uint64
+	pidfd int // a handle on that very process, -1 when none
+	info  *jobInfo
+}
+
+// lookup returns the job of pid. A cached entry serves only the process it
+// was read for: with a pidfd (proc_root /proc, Linux 5.3+) one signal-0
+// call proves that process still holds the pid, else /proc/<pid>/stat's
+// start time must be the entry's. A miss is read from procfs in the
+// background, waited for at most resolve_timeout (a slower read serves
+// later batches). nil: the process is gone, or its read is not done yet.
 func (p *lensProcessor) lookup(ctx context.Context, pid int) *jobInfo {
+	c, ok := p.cache.get(pid, func(c *cached) bool { return c.pidfd < 0 || pidfdAlive(c.pidfd) })
+	if ok && c.pidfd >= 0 {
+		return c.info
+	}
 	st, err := p.fs.stat(pid)
 	if err != nil {
 		return nil
 	}
+	if ok && c.start == st.start {
+		return c.info
+	}
 	k := procKey{pid: pid, start: st.start}
-	if v, ok := p.cache.get(k); ok {
-		return v
-	}
 	done := p.resolveAsync(k)
-	if done == nil {
-		return nil
-	}
-	if p.cfg.ResolveTimeout <= 0 {
+	if done == nil || p.cfg.ResolveTimeout <= 0 {
 		return nil
 	}
 	t := time.NewTimer(p.cfg.ResolveTimeout)
 	defer t.Stop()
 	select {
 	case <-done:
-		v, _ := p.cache.get(k)
-		return v
+		if c, ok := p.cache.get(pid, nil); ok && c.start == k.start {
+			return c.info
+		}
 	case <-t.C:
 	case <-ctx.Done():
 	}
@@ -230,8 +245,19 @@ func (p *lensProcessor) resolveAsync(k procKey) <-chan struct{} {
 	p.inflight[k] = ch
 	go func() {
 		// The read outlives the batch that asked for it.
+		fd := -1
+		if p.usePidfd {
+			// The pidfd is of k's process if the start time read after
+			// opening it is still k's.
+			if fd = openPidfd(k.pid); fd >= 0 {
+				if st, err := p.fs.stat(k.pid); err != nil || st.start != k.start {
+					closePidfd(fd)
+					fd = -1
+				}
+			}
+		}
 		info := p.res.resolve(context.Background(), k.pid)
-		p.cache.add(k, info)
+		p.cache.add(k.pid, &cached{start: k.start, pidfd: fd, info: info})
 		p.mu.Lock()
 		delete(p.inflight, k)
 		p.mu.Unlock()

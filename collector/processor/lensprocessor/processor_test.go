@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -181,8 +182,8 @@ func TestPidReuse(t *testing.T) {
 	if got := stamped(t, p, own); !maps.Equal(got, own) {
 		t.Errorf("reused by a process outside any job: %v", got)
 	}
-	if n := p.cache.len(); n != 3 {
-		t.Errorf("cache holds %d processes, want 3 (one per start time)", n)
+	if n := p.cache.len(); n != 1 {
+		t.Errorf("cache holds %d entries, want 1 (the pid's latest process)", n)
 	}
 }
 
@@ -313,19 +314,23 @@ func TestParseStat(t *testing.T) {
 
 func TestLRUBound(t *testing.T) {
 	t.Parallel()
-	c := newLRU[int](2)
-	c.add(procKey{1, 1}, 1)
-	c.add(procKey{2, 1}, 2)
-	c.get(procKey{1, 1})
-	c.add(procKey{3, 1}, 3)
-	if _, ok := c.get(procKey{2, 1}); ok {
+	var evicted []int
+	c := newLRU[int](2, func(v int) { evicted = append(evicted, v) })
+	c.add(1, 10)
+	c.add(2, 20)
+	c.get(1, nil)
+	c.add(3, 30)
+	if _, ok := c.get(2, nil); ok {
 		t.Error("the least recently used entry was kept")
 	}
-	if _, ok := c.get(procKey{1, 1}); !ok {
+	if _, ok := c.get(1, nil); !ok {
 		t.Error("a recently used entry was dropped")
 	}
-	if c.len() != 2 {
-		t.Errorf("len %d, want 2", c.len())
+	if _, ok := c.get(3, func(v int) bool { return v != 30 }); ok {
+		t.Error("an invalid entry was served")
+	}
+	if c.len() != 1 || !slices.Equal(evicted, []int{20, 30}) {
+		t.Errorf("len %d, evicted %v; want 1, [20 30]", c.len(), evicted)
 	}
 }
 
