@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -79,15 +80,28 @@ func processors(b *testing.B, pid *int) map[string]component.Config {
 	if err := conf.Unmarshal(rc); err != nil {
 		b.Fatal(err)
 	}
+	// resource-same: the contrib processor inserting as many attributes as
+	// the lens processor sets for this task (the same resource work, from a
+	// static list instead of the process's job).
+	var same []any
+	for _, k := range []string{"nemo.run.id", "nv.dl.rank", "nv.dl.world_size", "nv.dl.local_rank", "slurm.job.id",
+		"slurm.job.id.raw", "slurm.array.job_id", "slurm.array.task_id", "slurm.array.count", "slurm.job.name",
+		"slurm.cluster.name", "slurm.ntasks", "slurm.restart_count", "nv.dl.job.uuid", "host.name"} {
+		same = append(same, map[string]any{"key": k, "value": "v", "action": "insert"})
+	}
+	rcSame := resourceprocessor.NewFactory().CreateDefaultConfig()
+	if err := confmap.NewFromStringMap(map[string]any{"attributes": same}).Unmarshal(rcSame); err != nil {
+		b.Fatal(err)
+	}
 	*pid = 200
 	if lc.ProcRoot == "/proc" {
 		*pid = benchTask(b)
 	}
-	return map[string]component.Config{"lens": lc, "lens-fakeproc": &fake, "resource": rc}
+	return map[string]component.Config{"lens": lc, "lens-fakeproc": &fake, "resource": rc, "resource-same": rcSame}
 }
 
 func factory(name string) processor.Factory {
-	if name == "resource" {
+	if strings.HasPrefix(name, "resource") {
 		return resourceprocessor.NewFactory()
 	}
 	return lensprocessor.NewFactory()
@@ -98,8 +112,8 @@ func factory(name string) processor.Factory {
 // each batch (as each batch from a receiver is new). Both processors in
 // one run; compare their ns/span.
 func BenchmarkTraces(b *testing.B) {
-	for _, spans := range []int{1, 10, 100} {
-		for _, name := range []string{"resource", "lens", "lens-fakeproc"} {
+	for _, spans := range []int{1, 10, 100, 512} {
+		for _, name := range []string{"resource", "resource-same", "lens", "lens-fakeproc"} {
 			b.Run(fmt.Sprintf("%s/spans=%d", name, spans), func(b *testing.B) {
 				var pid int
 				cfg := processors(b, &pid)[name]
@@ -153,8 +167,8 @@ func BenchmarkTraces(b *testing.B) {
 // BenchmarkMetrics: per data point, one process's resource with points
 // gauge points.
 func BenchmarkMetrics(b *testing.B) {
-	for _, points := range []int{10, 100} {
-		for _, name := range []string{"resource", "lens", "lens-fakeproc"} {
+	for _, points := range []int{10, 100, 512} {
+		for _, name := range []string{"resource", "resource-same", "lens", "lens-fakeproc"} {
 			b.Run(fmt.Sprintf("%s/points=%d", name, points), func(b *testing.B) {
 				var pid int
 				cfg := processors(b, &pid)[name]
@@ -212,5 +226,5 @@ func cpuTime() time.Duration {
 func reportPer(b *testing.B, cpu0 time.Duration, items int, item string) {
 	n := float64(b.N * items)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/"+item)
-	b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/n, "cpu-ns/"+item)
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/n, "cpu-ns/"+item)
 }

@@ -128,6 +128,7 @@ func (p *lensProcessor) stamp(ctx context.Context, res pcommon.Resource) {
 	if info == nil {
 		return
 	}
+	attrs.EnsureCapacity(attrs.Len() + len(info.attrs))
 	for _, e := range info.attrs {
 		if _, has := attrs.Get(e.Key); !has {
 			putValue(attrs, e.Key, e.Value)
