@@ -1,6 +1,6 @@
 // Command lens-collector is an OpenTelemetry Collector with the lens
 // processor (docs/collector.md): the OTLP and Prometheus receivers; the
-// lens, batch and memory_limiter processors; the otlp, otlphttp and debug
+// lens, batch and memory_limiter processors; the otlp_grpc, otlp_http and debug
 // exporters. It runs as any Collector: lens-collector --config FILE.
 //
 // Its components are wired here rather than by the Collector's builder
@@ -37,13 +37,8 @@ import (
 var version = ""
 
 func main() {
-	info := component.BuildInfo{
-		Command:     "lens-collector",
-		Description: "OpenTelemetry Collector with the lens processor (lens-go)",
-		Version:     buildVersion(),
-	}
 	set := otelcol.CollectorSettings{
-		BuildInfo: info,
+		BuildInfo: info(),
 		Factories: components,
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{
 			ResolverSettings: confmap.ResolverSettings{
@@ -57,6 +52,15 @@ func main() {
 	if err := otelcol.NewCommand(set).Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "lens-collector:", err)
 		os.Exit(1)
+	}
+}
+
+// info is the distribution's build information.
+func info() component.BuildInfo {
+	return component.BuildInfo{
+		Command:     "lens-collector",
+		Description: "OpenTelemetry Collector with the lens processor (lens-go)",
+		Version:     buildVersion(),
 	}
 }
 
