@@ -12,9 +12,9 @@
 #                qemu-aarch64-static and the amd64 binary in an empty root, the
 #                module files under Lmod (installs Debian's qemu-user-static and
 #                lmod as root if missing)
-#   collector    the nested collector/ module (docs/collector.md): go vet, go test -race,
-#                and scripts/build-collector.sh into .bin/ (cold: minutes, the
-#                Prometheus receiver's module graph)
+#   collector    the nested collector/ module (docs/collector.md): go vet, go test (-race
+#                on the processor), and scripts/build-collector.sh into .bin/ (cold:
+#                long, the Prometheus receiver's module graph: docs/performance.md#collector)
 #   fuzz         FUZZ_TARGETS fuzz targets (default 6 of all of them; the commit picks
 #                which, rotating) for a fixed time each (FUZZTIME, default 15s)
 #   backends     builds the real backends of the e2e tests from their Go module pins
@@ -67,7 +67,7 @@ declare -A describe=(
 	[staticcheck]="build .bin/staticcheck (tools/lint pin), run it on the root, e2e, tools/scale and tools/mutation modules"
 	[unit]="go test -race -count=1 ./... (root module)"
 	[release]="release archives twice (identical), version stamp, arm64 smoke under qemu-user, amd64 in an empty root"
-	[collector]="collector/ module: go vet, go test -race, scripts/build-collector.sh .bin"
+	[collector]="collector/ module: go vet, go test (-race on the processor), scripts/build-collector.sh .bin"
 	[fuzz]="each fuzz target for a fixed time"
 	[backends]="build .bin/jaeger, .bin/otelcol, .bin/prometheus (tools/jaeger, tools/prometheus pins; cold: minutes, warm: seconds)"
 	[e2e]="end-to-end tests: real Slurm on localhost, real Jaeger, Prometheus, log receiver (output streamed, also in .bin/e2e.log)"
@@ -457,7 +457,10 @@ stage_backends() {
 
 stage_collector() {
 	run go -C collector vet ./...
-	run go -C collector test -race -count=1 ./...
+	# -race on the processor; the distribution's pipeline test without it (a
+	# race build of the whole Collector graph costs as much as the build).
+	run go -C collector test -race -count=1 ./processor/...
+	run go -C collector test -count=1 ./cmd/...
 	run bash scripts/build-collector.sh "$root/.bin"
 }
 

@@ -9,7 +9,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"runtime/debug"
 
@@ -50,8 +49,7 @@ func main() {
 		},
 	}
 	if err := otelcol.NewCommand(set).Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "lens-collector:", err)
-		os.Exit(1)
+		os.Exit(1) // the command has printed the error
 	}
 }
 
