@@ -205,3 +205,35 @@ func (d detector) Detect(ctx context.Context) (*resource.Resource, error) {
 	}
 	return r, nil
 }
+
+// JobAttributes returns what lens's detection says about the job of a
+// process whose environment is env (docs/resource.md#job-attributes), for a
+// reader of another process's environment: the Collector's lens processor
+// (docs/collector.md) reads /proc/<pid>/environ and stamps the result on
+// the telemetry of a process lens never touched. One implementation, two
+// callers: these are the detectors and the run-id rule that a process
+// running lens-go in env reports.
+//
+// Keys, in this order, each only when it has a value:
+//
+//   - nemo.run.id: NEMO_LENS_RUN_ID as [FromEnv] reads it (trimmed; a
+//     drawn run id handed down yields to a launcher's), else the
+//     launcher's id of [NewRunID] (SLURM_JOB_ID, TORCHELASTIC_RUN_ID unless
+//     "none", PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid). Never a random id:
+//     a random draw here would name no run.
+//   - nv.dl.rank, nv.dl.world_size, nv.dl.local_rank when rankFrom names a
+//     launcher ([detect.Ranks]; the values of lens exec --rank-from); the
+//     warnings of [detect.Ranks] are returned.
+//   - the Slurm keys of [detect.Slurm] (slurm.*, nv.dl.job.uuid and the
+//     carrier's nv.dl.run.uuid, with env's OTEL_RESOURCE_ATTRIBUTES merged
+//     as detection merges it).
+//   - the Kubernetes keys of [detect.Kubernetes].
+//
+// host.name, process.pid and host.gpu.count are not included: they
+// describe the process that reads, not the one read. opts are passed to
+// detection (its environment is always env; pass
+// [detect.WithKubernetesSecretsPath] with the path as that process sees it).
+// Nothing is logged, nothing blocks, nothing is drawn at random.
+func JobAttributes(ctx context.Context, env environ.Lookuper, rankFrom string, opts ...detect.Option) (*attr.Map, []string) {
+	return assembly.JobAttributes(ctx, env, rankFrom, opts...)
+}

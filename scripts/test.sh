@@ -18,6 +18,8 @@
 #                qemu-aarch64-static and the amd64 binary in an empty root, the
 #                module files under Lmod (installs Debian's qemu-user-static and
 #                lmod as root if missing)
+#   collector    the nested collector/ module's lens processor (docs/collector.md):
+#                go vet and go test -race of collector/processor/...
 #   fuzz         FUZZ_TARGETS fuzz targets (default 6 of all of them; the commit picks
 #                which, rotating) for a fixed time each (FUZZTIME, default 15s)
 #   backends     builds the real backends of the e2e tests from their Go module pins
@@ -29,6 +31,10 @@
 #                root if missing; they stay installed), the real Jaeger, Prometheus
 #                and log receiver (OpenTelemetry Collector)
 # Stages that run only when named with --stage (not part of the default run):
+#   collector-dist  the lens-collector distribution: go vet of the whole collector/
+#                module, its in-process pipeline test, scripts/build-collector.sh into
+#                .bin/ (cold: about an hour and 1.6 GB of module sources on 2 cores, the
+#                Prometheus receiver's graph: docs/testing.md#collector)
 #   mutation     scripts/mutation.sh: mutation testing with gremlins (pinned in
 #                tools/mutation, built into .bin/), the kill rate per package
 #                (docs/testing.md, "Mutation testing"; slow: about 1.5 h on a
@@ -60,9 +66,9 @@ root=$(pwd)
 . "$root/scripts/fuzz-lib.sh"
 export GOFLAGS=${GOFLAGS:-}
 
-all_stages=(prereq gofmt vet staticcheck unit heavy release fuzz backends e2e)
+all_stages=(prereq gofmt vet staticcheck unit heavy release collector fuzz backends e2e)
 # Stages run only when named with --stage, after the others.
-extra_stages=(mutation)
+extra_stages=(collector-dist mutation)
 declare -A describe=(
 	[prereq]="Go toolchain, disk space, valgrind, zsh"
 	[gofmt]="gofmt -l on all .go files"
@@ -71,6 +77,8 @@ declare -A describe=(
 	[unit]="go test -race -count=1 ./... (root module)"
 	[heavy]="go test -race -tags heavy on the tests of *_heavy_test.go (release builds, 100,000 spans), -timeout 40m"
 	[release]="release archives twice (identical), version stamp, arm64 smoke under qemu-user, amd64 in an empty root"
+	[collector]="collector/ module's processor: go vet, go test -race (the lens processor and the root module it links)"
+	[collector-dist]="only with --stage: the lens-collector distribution: go vet, its pipeline test, scripts/build-collector.sh .bin (cold: an hour and 1.6 GB of modules)"
 	[fuzz]="each fuzz target for a fixed time"
 	[backends]="build .bin/jaeger, .bin/otelcol, .bin/prometheus (tools/jaeger, tools/prometheus pins; cold: minutes, warm: seconds)"
 	[e2e]="end-to-end tests: real Slurm on localhost, real Jaeger, Prometheus, log receiver (output streamed, also in .bin/e2e.log)"
@@ -492,6 +500,22 @@ stage_backends() {
 	# tools/jaeger/otelcol (the project's own code there) is not vetted: go vet computes
 	# facts for every dependency, about 2 min for the Collector's graph; gofmt and the
 	# build check it.
+}
+
+stage_collector() {
+	# The processor only: the distribution (the Prometheus receiver's module
+	# graph, 1.6 GB of modules, an hour to build cold on 2 cores) is the
+	# collector-dist stage, run only when named (docs/testing.md#collector).
+	run go -C collector vet ./processor/...
+	run go -C collector test -race -count=1 ./processor/...
+}
+
+stage_collector-dist() {
+	run go -C collector vet ./...
+	# The pipeline test without -race (a race build of the whole Collector
+	# graph costs as much as the build).
+	run go -C collector test -count=1 ./cmd/...
+	run bash scripts/build-collector.sh "$root/.bin"
 }
 
 stage_mutation() {
