@@ -92,6 +92,41 @@ func TestLinear(t *testing.T) {
 		t.Fatalf("building the driver: %v\n%s", err, out)
 	}
 
+	// A profile can come out corrupted (callgrind follows calls by the
+	// stack, and the Go scheduler switches stacks; on a loaded machine a
+	// run once gave FormatEscaped 891 instructions for 16,000 entries).
+	// The whole measurement is then made again, up to linearAttempts
+	// times: real super-linear work fails every attempt the same way, as
+	// instruction counts are deterministic; only a clean attempt passes.
+	var problems []string
+	for attempt := 1; attempt <= linearAttempts; attempt++ {
+		var notes []string
+		problems, notes = measureLinear(valgrind, driver, filepath.Join(dir, strconv.Itoa(attempt)))
+		for _, n := range notes {
+			t.Logf("attempt %d: %s", attempt, n)
+		}
+		if len(problems) == 0 {
+			return
+		}
+		t.Logf("attempt %d of %d: %s", attempt, linearAttempts, strings.Join(problems, "; "))
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// linearAttempts is how many times TestLinear measures before it reports
+// what the last attempt found.
+const linearAttempts = 3
+
+// measureLinear runs every linearRun under callgrind (in dir) and returns
+// what breaks the bounds (problems) and the figures (notes). A measure whose
+// large run counts less than half its small run's is a corrupted profile,
+// a problem too.
+func measureLinear(valgrind, driver, dir string) (problems, notes []string) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return []string{err.Error()}, nil
+	}
 	costs := make(map[string]map[string]int64)
 	var (
 		mu   sync.Mutex
@@ -115,7 +150,7 @@ func TestLinear(t *testing.T) {
 	}
 	wg.Wait()
 	if len(errs) > 0 {
-		t.Fatal(strings.Join(errs, "\n"))
+		return errs, nil
 	}
 
 	for _, run := range linearRuns {
@@ -129,28 +164,31 @@ func TestLinear(t *testing.T) {
 		}
 		slices.Sort(names)
 		if len(names) != linearMeasures || len(large) != linearMeasures {
-			t.Errorf("callgrind reported %d and %d measure functions, want %d: %v", len(names), len(large), linearMeasures, names)
+			problems = append(problems, fmt.Sprintf("callgrind reported %d and %d measure functions, want %d: %v", len(names), len(large), linearMeasures, names))
 		}
 		inputRatio := linearInputRatio
 		for _, name := range names {
 			s, l := small[name], large[name]
 			if s <= 0 || l <= 0 {
-				t.Errorf("%s: %s has no cost (%d, %d)", run.name, name, s, l)
+				problems = append(problems, fmt.Sprintf("%s: %s has no cost (%d, %d)", run.name, name, s, l))
 				continue
 			}
 			ratio := float64(l) / float64(s)
 			excess := ratio / inputRatio
-			t.Logf("%-14s %-28s %13d → %13d instructions: ×%6.2f (%.2f of the input ratio)", run.name, name, s, l, ratio, excess)
+			notes = append(notes, fmt.Sprintf("%-14s %-28s %13d → %13d instructions: ×%6.2f (%.2f of the input ratio)", run.name, name, s, l, ratio, excess))
 			canary := name == "main.measureQuadraticCanary"
 			switch {
+			case ratio < 0.5:
+				problems = append(problems, fmt.Sprintf("%s: %s counted %d → %d instructions for ×%g input: a corrupted profile", run.name, name, s, l, inputRatio))
 			case canary && excess <= linearMaxExcess:
-				t.Errorf("%s: the quadratic canary grew only ×%.2f for ×%g input: the measurement cannot detect quadratic work", run.name, ratio, inputRatio)
+				problems = append(problems, fmt.Sprintf("%s: the quadratic canary grew only ×%.2f for ×%g input: the measurement cannot detect quadratic work", run.name, ratio, inputRatio))
 			case !canary && excess > linearMaxExcess:
-				t.Errorf("%s: %s is super-linear: ×%.2f instructions for ×%g input (%d → %d), more than %g × the input ratio",
-					run.name, strings.TrimPrefix(name, "main.measure"), ratio, inputRatio, s, l, linearMaxExcess)
+				problems = append(problems, fmt.Sprintf("%s: %s is super-linear: ×%.2f instructions for ×%g input (%d → %d), more than %g × the input ratio",
+					run.name, strings.TrimPrefix(name, "main.measure"), ratio, inputRatio, s, l, linearMaxExcess))
 			}
 		}
 	}
+	return problems, notes
 }
 
 // callgrind runs the driver under callgrind and returns the inclusive

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -263,5 +264,47 @@ func TestGPUProbeOutlivesSentFaults(t *testing.T) {
 				t.Errorf("count %d, %v after %v; want 4 from a probe that survived it", g.n, g.ok, sig)
 			}
 		})
+	}
+}
+
+// TestGPUProbeEndsWithLens: lens exec killed with SIGKILL (nothing of lens
+// runs after it) while its GPU probe's nvidia-smi hangs with a child of its
+// own: the probe sees its input pipe from lens end and kills its process
+// group, that child with it (bounded.EndWithParent). Without it the child
+// outlives lens for good.
+func TestGPUProbeEndsWithLens(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "smi.pid")
+	// nvidia-smi leaves a child of its own in the probe's group, which its
+	// 5-second timeout (that kills the tool alone) does not end.
+	writeScript(t, filepath.Join(dir, "nvidia-smi"), "#!/bin/sh\nsleep 3600 &\necho $! > '"+pidFile+".tmp'\nmv '"+pidFile+".tmp' '"+pidFile+"'\nwait\n")
+	cmd := exec.Command(lensBin, "exec", "--", "sleep", "3600")
+	cmd.Env = cliEnv(map[string]string{"PATH": dir + ":" + os.Getenv("PATH"), "NEMO_LENS_ENABLED": "true",
+		"OTEL_TRACES_EXPORTER": "console", "LENS_NVIDIA_PROCFS": filepath.Join(dir, "absent")})
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the test kills lens's sleep by group
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	var smi int
+	for deadline := time.Now().Add(guard); smi == 0; time.Sleep(time.Millisecond) {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			smi, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		} else if time.Now().After(deadline) {
+			t.Fatal("the probe's nvidia-smi never ran")
+		}
+	}
+	t.Cleanup(func() { _ = syscall.Kill(smi, syscall.SIGKILL) })
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	for deadline := time.Now().Add(guard); ; time.Sleep(time.Millisecond) {
+		if st := procState(smi); st == "" || st == "Z" || st == "X" {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the child of the probe's nvidia-smi (pid %d) outlived lens, state %q", smi, st)
+		}
 	}
 }
