@@ -99,7 +99,11 @@ func (a *app) main(ctx context.Context, args []string) int {
 	if a.stdin == nil {
 		a.stdin = strings.NewReader("")
 	}
-	a.stdout, a.stderr = sharedWriter(a.stdout), sharedWriter(a.stderr)
+	var closeOut, closeErr func()
+	a.stdout, closeOut = sharedWriter(a.stdout)
+	a.stderr, closeErr = sharedWriter(a.stderr)
+	defer closeOut()
+	defer closeErr()
 	if a.logger == nil {
 		a.logger = newLogger(a.stderr, a.env)
 	}
@@ -114,12 +118,39 @@ func (a *app) main(ctx context.Context, args []string) int {
 // (from pipes) into the writers that lens's own messages go to, while they
 // are written (an E2BIG fallback notice, a failed export); bytes.Buffer's
 // ReadFrom, which io.Copy would use, loses what another goroutine writes
-// while its read of the pipe waits.
-func sharedWriter(w io.Writer) io.Writer {
+// while its read of the pipe waits. Its close, called when the command
+// returns, drops every later write: an export abandoned at its bound (lens
+// reckon's idle --flush-timeout) may still be writing to the console when
+// the caller reads the buffer. A file is returned as it is (the process
+// exits with the command).
+func sharedWriter(w io.Writer) (io.Writer, func()) {
 	if _, ok := w.(*os.File); ok || w == nil {
-		return w
+		return w, func() {}
 	}
-	return telemetry.SyncWriter(w)
+	c := &closingWriter{w: w}
+	return c, c.close
+}
+
+// closingWriter serialises writes to w until close, and drops them after.
+type closingWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+func (c *closingWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return len(p), nil
+	}
+	return c.w.Write(p)
+}
+
+func (c *closingWriter) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
 }
 
 // LogLevelEnv names the variable that sets the level of the library log

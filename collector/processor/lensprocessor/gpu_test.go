@@ -167,6 +167,7 @@ func TestGPUOwnership(t *testing.T) {
 	both := maps.Clone(taskEnv) // a torchrun worker seeing both GPUs, local rank 1
 	both["SLURM_JOB_GPUS"] = "0,1"
 	both["SLURM_PROCID"] = "5"
+	both["SLURM_NTASKS"] = "8" // rank 5 of 8 (of 2, detect.Ranks refuses it)
 	both["SLURM_LOCALID"] = "1"
 	f.add(200, 1, 600, both, "")
 	p := gpuProcessor(t, f, false)
