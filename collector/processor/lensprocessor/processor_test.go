@@ -21,6 +21,7 @@ import (
 	lens "github.com/nemolens/lens-go"
 	"github.com/nemolens/lens-go/detect"
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/bounded"
 )
 
 const node = "node1"
@@ -194,7 +195,7 @@ func denyEnviron(path string) (*os.File, error) {
 	if filepath.Base(path) == "environ" {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EACCES}
 	}
-	return openRegular(path)
+	return bounded.Open(path)
 }
 
 func TestCgroupFallback(t *testing.T) {
@@ -232,7 +233,7 @@ func TestCgroupV1AndSLUID(t *testing.T) {
 	f.add(40, 1, 8, taskEnv, "0::/system.slice/slurmstepd.scope/sAAAAAAAAAAAA0/step_0/user/task_2\n")
 	open := func(path string) (*os.File, error) {
 		if strings.Contains(path, "/20/") {
-			return openRegular(path)
+			return bounded.Open(path)
 		}
 		return denyEnviron(path)
 	}
@@ -283,8 +284,8 @@ func TestNonRegularEnviron(t *testing.T) {
 		t.Skip("mkfifo:", err)
 	}
 	p, _ := testProcessor(t, f, "", nil)
-	if _, err := p.fs.environ(200); !errors.Is(err, errNotRegular) {
-		t.Errorf("environ of a FIFO: %v, want errNotRegular", err)
+	if _, err := p.fs.environ(200); !errors.Is(err, bounded.ErrNotRegular) {
+		t.Errorf("environ of a FIFO: %v, want bounded.ErrNotRegular", err)
 	}
 	if info := p.res.resolve(context.Background(), 200); len(info.attrs) != 0 {
 		t.Errorf("resolved %v from a FIFO", info.attrs)

@@ -3,50 +3,25 @@ package lensprocessor
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/nemolens/lens-go/environ"
+	"github.com/nemolens/lens-go/internal/bounded"
 )
-
-// errNotRegular: a /proc file that is not a regular file (a test's FIFO, a
-// bind mount of a device) is refused at once, never waited for.
-var errNotRegular = errors.New("not a regular file")
 
 // procFS reads the processes of one procfs mount.
 type procFS struct {
 	root       string
 	maxEnviron int
-	// open opens a file of the tree (nil: openRegular); tests inject
+	// open opens a file of the tree (nil: bounded.Open, which never
+	// blocks and refuses all but a regular file); tests inject
 	// failures (EACCES, which root never gets) through it.
 	open func(path string) (*os.File, error)
-}
-
-// openRegular opens path without ever blocking on it (O_NONBLOCK: a FIFO
-// without a writer returns at once; O_NOCTTY) and refuses what fstat does
-// not call a regular file: the minimal logic of lens-go's internal/bounded,
-// which another module cannot import.
-func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", errNotRegular, fi.Mode().Type())}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
 }
 
 // readBounded reads at most limit bytes of the regular file path;
@@ -54,7 +29,7 @@ func openRegular(path string) (*os.File, error) {
 func (p procFS) readBounded(path string, limit int) (data []byte, truncated bool, err error) {
 	open := p.open
 	if open == nil {
-		open = openRegular
+		open = bounded.Open
 	}
 	f, err := open(path)
 	if err != nil {
