@@ -16,6 +16,15 @@
 #      chroot: no libc, no /etc, no /proc): the same tests (needs root)
 #   5. the module files of examples/modulefiles/ loaded by Lmod (Debian's lmod;
 #      scripts/test.sh installs it as root): lens on PATH is the release binary
+# (these five with --no-collector: lens's archives).
+#
+# scripts/release-check.sh --collector (scripts/test.sh's collector stage):
+# the lens-collector archive for amd64, built twice as in 1 (byte-identical),
+# deterministic, holding the static binary, its INSTALL.md, the licenses
+# (one section per module the binary links) and lens-collector.yaml, which
+# the binary itself validates; its --version is the archive's version. The
+# arm64 archive is not built here: a cross-build of the Collector's graph
+# costs as much as the amd64 one (docs/testing.md#collector).
 # Work files: .bin/release/ (git ignores .bin/). CI=true makes a check that
 # cannot run (a dirty tree, no qemu, not root) fail instead of being skipped.
 set -euo pipefail
@@ -23,7 +32,17 @@ shopt -s inherit_errexit
 export LC_ALL=C
 cd "$(dirname "$0")/.."
 root=$(pwd)
+what=lens
+case ${1:-} in
+--collector) what=collector ;;
+'') ;;
+*)
+	echo "usage: scripts/release-check.sh [--collector]" >&2
+	exit 2
+	;;
+esac
 work=$root/.bin/release
+[[ $what == lens ]] || work=$root/.bin/release-collector
 rm -rf "$work"
 mkdir -p "$work"
 
@@ -47,15 +66,20 @@ modified=false
 [[ -z $(git --no-optional-locks status --porcelain) ]] || modified=true
 
 # ---------------------------------------------------------------- 1. reproducible
+if [[ $what == lens ]]; then
+	release_args=(--no-collector)
+else
+	release_args=(--arch amd64)
+fi
 step "release build A (this checkout)"
-bash scripts/release.sh --out "$work/a"
+bash scripts/release.sh "${release_args[@]}" --out "$work/a"
 
 step "release build B (a copy of the checkout in $work/src, same git repository)"
 mkdir -p "$work/src"
 git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do
 	[[ -e $f || -L $f ]] && printf '%s\0' "$f"
 done | tar --null -T - -cf - | tar -xf - -C "$work/src"
-GIT_DIR=$(git rev-parse --absolute-git-dir) GIT_WORK_TREE=$work/src bash "$work/src/scripts/release.sh" --out "$work/b"
+GIT_DIR=$(git rev-parse --absolute-git-dir) GIT_WORK_TREE=$work/src bash "$work/src/scripts/release.sh" "${release_args[@]}" --out "$work/b"
 
 step "compare A and B"
 if ! diff <(cd "$work/a" && ls) <(cd "$work/b" && ls) || ! cmp "$work/a/SHA256SUMS" "$work/b/SHA256SUMS"; then
@@ -64,6 +88,47 @@ fi
 for f in "$work"/a/*; do cmp "$f" "$work/b/${f##*/}" || fail "${f##*/} differs between the two builds"; done
 (cd "$work/a" && sha256sum -c --quiet SHA256SUMS) || fail "SHA256SUMS does not match the archives"
 echo "identical: $(cd "$work/a" && ls | tr '\n' ' ')"
+
+if [[ $what == collector ]]; then
+	archives=("$work"/a/lens-collector_*_linux_amd64.tar.gz)
+	[[ ${#archives[@]} == 1 && -f ${archives[0]} ]] || fail "want one lens-collector_*_linux_amd64.tar.gz in $work/a"
+	name=$(basename "${archives[0]}" .tar.gz)
+	version=${name#lens-collector_}
+	version=${version%_linux_amd64}
+	[[ -f $work/a/lens_${version}_linux_amd64.tar.gz ]] || fail "no lens archive of version $version beside ${archives[0]}"
+	want="$name/|$name/INSTALL.md|$name/LICENSE|$name/THIRD_PARTY_LICENSES.txt|$name/lens-collector|$name/lens-collector.yaml"
+	got=$(tar -tzf "${archives[0]}" | paste -sd '|')
+	[[ $got == "$want" ]] || fail "${archives[0]} holds $got, want $want (in this order)"
+	tar --numeric-owner --full-time -tvzf "${archives[0]}" | while read -r mode owner _ day time path; do
+		when=$(TZ=UTC date -d "$day $time UTC" +%s)
+		[[ $owner == 0/0 && $when == "$epoch" ]] || fail "$path: owner $owner, mtime $when; want 0/0 and $epoch (the commit time)"
+		case $path in
+		*/ | */lens-collector) [[ $mode == ?rwxr-xr-x ]] || fail "$path: mode $mode, want rwxr-xr-x" ;;
+		*) [[ $mode == -rw-r--r-- ]] || fail "$path: mode $mode, want rw-r--r--" ;;
+		esac
+	done
+	[[ $(od -An -tx1 -j4 -N4 "${archives[0]}" | tr -d ' ') == 00000000 ]] ||
+		fail "${archives[0]}: the gzip header holds a time (gzip -n writes none)"
+	x=$work/x
+	mkdir -p "$x"
+	tar -xzf "${archives[0]}" -C "$x" --strip-components=1
+	cmp -s LICENSE "$x/LICENSE" || fail "${archives[0]}: LICENSE is not the repository's"
+	cmp -s examples/lens-collector.yaml "$x/lens-collector.yaml" || fail "${archives[0]}: lens-collector.yaml is not examples/lens-collector.yaml"
+	grep -q "lens-collector_${version}_linux_amd64.tar.gz" "$x/INSTALL.md" || fail "INSTALL.md does not name the archive"
+	grep -q "Go standard library" "$x/THIRD_PARTY_LICENSES.txt" || fail "THIRD_PARTY_LICENSES.txt lacks the Go license"
+	deps=$(go version -m "$x/lens-collector" | awk '$1 == "dep"' | wc -l)
+	sections=$(grep -c '^==== ' "$x/THIRD_PARTY_LICENSES.txt")
+	((deps > 100 && sections == deps + 1)) ||
+		fail "THIRD_PARTY_LICENSES.txt has $sections sections, want the Go license and one per linked module ($deps)"
+	if command -v readelf >/dev/null && LC_ALL=C readelf -lW "$x/lens-collector" | grep -q INTERP; then
+		fail "lens-collector asks for a dynamic loader"
+	fi
+	got=$("$x/lens-collector" --version) || fail "lens-collector --version failed"
+	[[ $got == *" version $version" ]] || fail "lens-collector --version says '$got', want version $version"
+	"$x/lens-collector" validate --config="$x/lens-collector.yaml" || fail "lens-collector rejects its own lens-collector.yaml"
+	echo "lens-collector $version: archive, licenses ($deps modules), --version and its configuration checked"
+	exit 0
+fi
 
 # The archives: name, contents, and deterministic headers.
 version=

@@ -5,15 +5,23 @@
 # Apache-2.0) and THIRD_PARTY_LICENSES.txt (the licenses of the Go
 # standard library and of every module linked in), the TaskProlog wrapper
 # lens-taskprolog.sh and the example policy taskprolog.conf
-# (docs/taskprolog.md#slurm-conf), and SHA256SUMS of the
+# (docs/taskprolog.md#slurm-conf); beside it, unless --no-collector, the
+# node's Collector in lens-collector_VERSION_linux_ARCH.tar.gz (built by
+# scripts/build-collector.sh, the same way: docs/collector.md#build), with
+# its own INSTALL.md, LICENSE, THIRD_PARTY_LICENSES.txt and the per-node
+# configuration lens-collector.yaml; and SHA256SUMS of all the
 # archives. The same commit (and the same uncommitted changes) gives
 # byte-identical archives, wherever the checkout lies and whatever the
 # caller's Go environment says.
 #
-# Usage: scripts/release.sh [--out DIR] [--arch amd64,arm64]
-#   --out DIR    where the archives and SHA256SUMS go (default dist/, which git
-#                ignores); earlier lens_*.tar.gz and SHA256SUMS there are replaced
-#   --arch LIST  the linux architectures (default amd64,arm64)
+# Usage: scripts/release.sh [--out DIR] [--arch amd64,arm64] [--no-collector]
+#   --out DIR        where the archives and SHA256SUMS go (default dist/, which
+#                    git ignores); earlier lens_*.tar.gz, lens-collector_*.tar.gz
+#                    and SHA256SUMS there are replaced
+#   --arch LIST      the linux architectures (default amd64,arm64)
+#   --no-collector   lens alone (lens-collector's build, cold, takes tens of
+#                    minutes and 1.6 GB of modules per architecture:
+#                    docs/testing.md#collector)
 #
 # What is pinned (each changes the bytes of the binary):
 #   Go toolchain  GOTOOLCHAIN=go1.26.8 (the go command fetches that version
@@ -39,6 +47,7 @@ go_toolchain=go1.26.8
 module=github.com/nemolens/lens-go
 out=$root/dist
 arches=(amd64 arm64)
+collector=true
 
 die() {
 	echo "release.sh: $*" >&2
@@ -56,6 +65,10 @@ while (($#)); do
 		[[ $# -ge 2 ]] || die "--arch needs a list (amd64,arm64)"
 		IFS=, read -r -a arches <<<"$2"
 		shift 2
+		;;
+	--no-collector)
+		collector=false
+		shift
 		;;
 	-h | --help)
 		sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
@@ -120,10 +133,15 @@ echo "release.sh: lens $version (commit $commit, modified $modified), $gov, linu
 third_party() {
 	local modcache path ver dir f esc
 	modcache=$(go env GOMODCACHE)
-	printf 'Third-party licenses of the lens binary (%s).\n' "$version"
+	printf 'Third-party licenses of the %s binary (%s).\n' "$(basename "$1")" "$version"
 	printf '\n==== Go standard library and runtime (%s)\n\n' "$gov"
 	cat "$(go env GOROOT)/LICENSE"
 	while read -r path ver; do
+		if [[ $path == "$module" ]]; then # lens-go itself, replaced by this checkout (lens-collector)
+			printf '\n==== %s (this repository, LICENSE)\n\n' "$path"
+			cat "$root/LICENSE"
+			continue
+		fi
 		esc=$(sed 's/[A-Z]/!\L&/g' <<<"$path@$ver")
 		dir=$modcache/$esc
 		f=$({ find "$dir" -maxdepth 1 -type f \( -iname 'LICENSE*' -o -iname 'LICENCE*' -o -iname 'COPYING*' \) 2>/dev/null || true; } | sort | head -n 1)
@@ -160,7 +178,33 @@ EOF
 
 [[ -f LICENSE ]] || die "$root has no LICENSE file: every archive carries lens-go's license"
 
-rm -f "$out"/lens_*.tar.gz "$out/SHA256SUMS"
+collector_note() { # ARCH
+	cat <<EOF
+# lens-collector $version for linux/$1
+
+A static binary of lens-collector, the OpenTelemetry Collector distribution
+with lens-go's lens processor ($module/collector), commit $commit: it gives
+telemetry from the node's processes, and the GPU series of DCGM exporter,
+the resource of the job that runs them.
+
+    sha256sum -c --ignore-missing SHA256SUMS    # beside the downloaded archive
+    tar -xzf lens-collector_${version}_linux_$1.tar.gz
+    install -D -m 0755 lens-collector_${version}_linux_$1/lens-collector /usr/local/bin/lens-collector
+    lens-collector --version
+    lens-collector --config lens-collector_${version}_linux_$1/lens-collector.yaml   # as root: docs/collector.md#privileges
+
+lens-collector.yaml is the per-node configuration of the guide: OTLP from
+the node's processes, DCGM exporter and node exporter scraped, everything
+forwarded to the site's Collector (edit its endpoint). The guide:
+https://$module/blob/$commit/docs/collector.md
+
+lens-go is licensed under the Apache License 2.0 (LICENSE); the licenses
+of the Go standard library and of every module linked into the binary are
+in THIRD_PARTY_LICENSES.txt.
+EOF
+}
+
+rm -f "$out"/lens_*.tar.gz "$out"/lens-collector_*.tar.gz "$out/SHA256SUMS"
 for arch in "${arches[@]}"; do
 	name=lens_${version}_linux_$arch
 	dir=$work/$name
@@ -180,6 +224,20 @@ for arch in "${arches[@]}"; do
 	find "$dir" -type f ! -name lens ! -name lens-taskprolog.sh -exec chmod 0644 {} +
 	tar --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner --format=gnu \
 		-C "$work" -cf - "$name" | gzip -n -9 >"$out/$name.tar.gz"
+	[[ $collector == true ]] || continue
+
+	name=lens-collector_${version}_linux_$arch
+	dir=$work/$name
+	mkdir -p "$dir"
+	GOARCH=$arch LENS_COLLECTOR_VERSION=$version bash scripts/build-collector.sh "$dir" >/dev/null
+	(cd collector && third_party "$dir/lens-collector") >"$dir/THIRD_PARTY_LICENSES.txt"
+	collector_note "$arch" >"$dir/INSTALL.md"
+	cp LICENSE "$dir/LICENSE"
+	cp examples/lens-collector.yaml "$dir/lens-collector.yaml"
+	chmod 0755 "$dir" "$dir/lens-collector"
+	find "$dir" -type f ! -name lens-collector -exec chmod 0644 {} +
+	tar --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner --format=gnu \
+		-C "$work" -cf - "$name" | gzip -n -9 >"$out/$name.tar.gz"
 done
-(cd "$out" && LC_ALL=C sha256sum -- lens_*.tar.gz >SHA256SUMS)
+(cd "$out" && LC_ALL=C sha256sum -- lens*_*.tar.gz >SHA256SUMS)
 cat "$out/SHA256SUMS"

@@ -18,8 +18,11 @@
 #                qemu-aarch64-static and the amd64 binary in an empty root, the
 #                module files under Lmod (installs Debian's qemu-user-static and
 #                lmod as root if missing)
-#   collector    the nested collector/ module's lens processor (docs/collector.md):
-#                go vet and go test -race of collector/processor/...
+#   collector    the nested collector/ module (docs/collector.md): go vet and go test
+#                -race of the lens processor; .bin/lens-collector (the distribution,
+#                scripts/build-collector.sh; cold: the Prometheus receiver's graph,
+#                1.6 GB of modules, docs/testing.md#collector), its in-process tests,
+#                its release archive (scripts/release-check.sh --collector)
 #   fuzz         FUZZ_TARGETS fuzz targets (default 6 of all of them; the commit picks
 #                which, rotating) for a fixed time each (FUZZTIME, default 15s)
 #   backends     builds the real backends of the e2e tests from their Go module pins
@@ -29,12 +32,8 @@
 #                streamed, and kept in .bin/e2e.log): a real Slurm on localhost
 #                (scripts/slurm-up.sh installs Debian's munge and slurm packages as
 #                root if missing; they stay installed), the real Jaeger, Prometheus
-#                and log receiver (OpenTelemetry Collector)
+#                and log receiver (OpenTelemetry Collector), and .bin/lens-collector
 # Stages that run only when named with --stage (not part of the default run):
-#   collector-dist  the lens-collector distribution: go vet of the whole collector/
-#                module, its in-process pipeline test, scripts/build-collector.sh into
-#                .bin/ (cold: about an hour and 1.6 GB of module sources on 2 cores, the
-#                Prometheus receiver's graph: docs/testing.md#collector)
 #   mutation     scripts/mutation.sh: mutation testing with gremlins (pinned in
 #                tools/mutation, built into .bin/), the kill rate per package
 #                (docs/testing.md, "Mutation testing"; slow: about 1.5 h on a
@@ -68,7 +67,7 @@ export GOFLAGS=${GOFLAGS:-}
 
 all_stages=(prereq gofmt vet staticcheck unit heavy release collector fuzz backends e2e)
 # Stages run only when named with --stage, after the others.
-extra_stages=(collector-dist mutation)
+extra_stages=(mutation)
 declare -A describe=(
 	[prereq]="Go toolchain, disk space, valgrind, zsh"
 	[gofmt]="gofmt -l on all .go files"
@@ -77,8 +76,7 @@ declare -A describe=(
 	[unit]="go test -race -count=1 ./... (root module)"
 	[heavy]="go test -race -tags heavy on the tests of *_heavy_test.go (release builds, 100,000 spans), -timeout 40m"
 	[release]="release archives twice (identical), version stamp, arm64 smoke under qemu-user, amd64 in an empty root"
-	[collector]="collector/ module's processor: go vet, go test -race (the lens processor and the root module it links)"
-	[collector-dist]="only with --stage: the lens-collector distribution: go vet, its pipeline test, scripts/build-collector.sh .bin (cold: an hour and 1.6 GB of modules)"
+	[collector]="collector/ module: the lens processor (go vet, go test -race), .bin/lens-collector, its tests and release archive"
 	[fuzz]="each fuzz target for a fixed time"
 	[backends]="build .bin/jaeger, .bin/otelcol, .bin/prometheus (tools/jaeger, tools/prometheus pins; cold: minutes, warm: seconds)"
 	[e2e]="end-to-end tests: real Slurm on localhost, real Jaeger, Prometheus, log receiver (output streamed, also in .bin/e2e.log)"
@@ -503,19 +501,21 @@ stage_backends() {
 }
 
 stage_collector() {
-	# The processor only: the distribution (the Prometheus receiver's module
-	# graph, 1.6 GB of modules, an hour to build cold on 2 cores) is the
-	# collector-dist stage, run only when named (docs/testing.md#collector).
 	run go -C collector vet ./processor/...
 	run go -C collector test -race -count=1 ./processor/...
-}
-
-stage_collector-dist() {
-	run go -C collector vet ./...
-	# The pipeline test without -race (a race build of the whole Collector
-	# graph costs as much as the build).
-	run go -C collector test -count=1 ./cmd/...
+	# The distribution (docs/testing.md#collector): .bin/lens-collector for
+	# the end-to-end tests, then its in-process tests built with the same
+	# flags (CGO_ENABLED=0 -trimpath: the build's compiled packages serve
+	# them; a -race build of the whole Collector graph would cost as much
+	# again), then its release archive (scripts/release-check.sh
+	# --collector: amd64 only, the arm64 cross-build would double the cost).
+	# cmd/lens-collector is not vetted: go vet computes facts for every
+	# dependency (minutes for this graph); gofmt, the build and its tests
+	# check its one file.
 	run bash scripts/build-collector.sh "$root/.bin"
+	run env -C collector CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" \
+		go test -trimpath -tags=remove_all_sd,enable_kubernetes_sd,enable_dns_sd -count=1 ./cmd/... # build-collector.sh's tags
+	run bash scripts/release-check.sh --collector
 }
 
 stage_mutation() {
@@ -526,13 +526,14 @@ stage_mutation() {
 
 stage_e2e() {
 	local b
-	for b in jaeger otelcol prometheus; do
+	for b in jaeger otelcol prometheus lens-collector; do
 		if [[ ! -x $root/.bin/$b ]]; then
-			echo "no .bin/$b: run the backends stage first (scripts/test.sh --stage backends,e2e)" >&2
+			echo "no .bin/$b: run the backends and collector stages first (scripts/test.sh --stage collector,backends,e2e)" >&2
 			return 1
 		fi
 	done
-	export JAEGER_BIN="$root/.bin/jaeger" OTELCOL_BIN="$root/.bin/otelcol" PROMETHEUS_BIN="$root/.bin/prometheus"
+	export JAEGER_BIN="$root/.bin/jaeger" OTELCOL_BIN="$root/.bin/otelcol" PROMETHEUS_BIN="$root/.bin/prometheus" \
+		LENS_COLLECTOR_BIN="$root/.bin/lens-collector"
 	if [[ $(id -u) != 0 ]]; then
 		echo "WARNING: not root: the Slurm tests need root (scripts/slurm-up.sh installs packages and starts daemons)"
 	fi

@@ -167,3 +167,42 @@ service:
 		t.Errorf("no nv.dl.job.uuid: %v", attrs)
 	}
 }
+
+// TestNodeConfig: the per-node configuration the release archives carry
+// (examples/lens-collector.yaml) is the guide's (docs/collector.md, "A
+// per-node configuration to paste"), and this distribution accepts it as
+// pasted: every component is in it and every setting valid.
+func TestNodeConfig(t *testing.T) {
+	t.Parallel()
+	example := filepath.Join("..", "..", "..", "examples", "lens-collector.yaml")
+	b, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "collector.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := bytes.Cut(doc, []byte(`<a id="node-config"></a>`))
+	_, block, ok2 := bytes.Cut(section, []byte("```yaml\n"))
+	block, _, ok3 := bytes.Cut(block, []byte("```"))
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/collector.md: no yaml block in the node-config section")
+	}
+	if !bytes.Equal(block, b) {
+		t.Errorf("examples/lens-collector.yaml differs from docs/collector.md's per-node configuration:\n%s\n---\n%s", b, block)
+	}
+	col, err := otelcol.NewCollector(otelcol.CollectorSettings{
+		BuildInfo: info(),
+		Factories: components,
+		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
+			URIs: []string{"file:" + example}, ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory()},
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := col.DryRun(context.Background()); err != nil {
+		t.Errorf("%s: %v", example, err)
+	}
+}
