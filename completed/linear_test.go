@@ -1,11 +1,13 @@
 package completed_test
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nemolens/lens-go/internal/callgrind"
@@ -46,6 +48,40 @@ func TestEmitLinear(t *testing.T) {
 	if out, err := exec.Command(goTool, "build", "-race=false", "-o", driver, "./internal/emitdriver").CombinedOutput(); err != nil {
 		t.Fatalf("building the driver: %v\n%s", err, out)
 	}
+	// A profile can come back corrupted on a loaded machine (seen in
+	// carrier's TestLinear: 891 instructions for 16,000 entries); the whole
+	// measurement is then made again, up to emitAttempts times. Instruction
+	// counts are deterministic, so real super-linear work fails every
+	// attempt the same way; only a clean attempt passes.
+	var problems []string
+	for attempt := 1; attempt <= emitAttempts; attempt++ {
+		var notes []string
+		problems, notes = measureEmit(t, valgrind, driver, filepath.Join(dir, strconv.Itoa(attempt)))
+		for _, n := range notes {
+			t.Logf("attempt %d: %s", attempt, n)
+		}
+		if len(problems) == 0 {
+			return
+		}
+		t.Logf("attempt %d of %d: %s", attempt, emitAttempts, strings.Join(problems, "; "))
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// emitAttempts is how many times TestEmitLinear measures before it
+// reports what the last measurement found.
+const emitAttempts = 3
+
+// measureEmit runs the driver under callgrind with 500 and 8,000 spans in
+// dir and returns what breaks the linear bound (empty: none) and a line
+// per operation.
+func measureEmit(t *testing.T, valgrind, driver, dir string) (problems, notes []string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	const small, large = 500, 8000
 	costs := map[int]map[string]int64{}
 	for _, n := range []int{small, large} {
@@ -58,13 +94,14 @@ func TestEmitLinear(t *testing.T) {
 	for _, name := range []string{"main.measureLensFlat", "main.measureLensChained", "main.measureReckon"} {
 		s, l := costs[small][name], costs[large][name]
 		if s <= 0 || l <= 0 {
-			t.Errorf("%s has no cost (%d, %d)", name, s, l)
+			problems = append(problems, fmt.Sprintf("%s has no cost (%d, %d)", name, s, l))
 			continue
 		}
 		k := math.Log(float64(l)/float64(s)) / math.Log(float64(large)/small)
-		t.Logf("%-24s %12d → %13d instructions: k = %.3f", name, s, l, k)
+		notes = append(notes, fmt.Sprintf("%-24s %12d → %13d instructions: k = %.3f", name, s, l, k))
 		if k > maxGrowth {
-			t.Errorf("%s grows as spans^%.2f (%d → %d instructions for ×16 spans), more than spans^%g", name, k, s, l, maxGrowth)
+			problems = append(problems, fmt.Sprintf("%s grows as spans^%.2f (%d → %d instructions for ×16 spans), more than spans^%g", name, k, s, l, maxGrowth))
 		}
 	}
+	return problems, notes
 }
