@@ -184,7 +184,7 @@ gostamp() {
 }
 # relversion DIR: the version line of a release build (amd64) of DIR.
 relversion() {
-	bash "$1/scripts/release.sh" --arch amd64 --out "$work/rel-$2" >/dev/null
+	bash "$1/scripts/release.sh" --no-collector --arch amd64 --out "$work/rel-$2" >/dev/null
 	tar -xzOf "$work"/rel-"$2"/lens_*_linux_amd64.tar.gz --wildcards '*/lens' >"$work/rel-$2/lens"
 	chmod +x "$work/rel-$2/lens"
 	"$work/rel-$2/lens" --version | head -n 1
