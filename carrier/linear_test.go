@@ -92,32 +92,9 @@ func TestLinear(t *testing.T) {
 		t.Fatalf("building the driver: %v\n%s", err, out)
 	}
 
-	// A profile can come out corrupted (callgrind follows calls by the
-	// stack, and the Go scheduler switches stacks; on a loaded machine a
-	// run once gave FormatEscaped 891 instructions for 16,000 entries).
-	// The whole measurement is then made again, up to linearAttempts
-	// times: real super-linear work fails every attempt the same way, as
-	// instruction counts are deterministic; only a clean attempt passes.
-	var problems []string
-	for attempt := 1; attempt <= linearAttempts; attempt++ {
-		var notes []string
-		problems, notes = measureLinear(valgrind, driver, filepath.Join(dir, strconv.Itoa(attempt)))
-		for _, n := range notes {
-			t.Logf("attempt %d: %s", attempt, n)
-		}
-		if len(problems) == 0 {
-			return
-		}
-		t.Logf("attempt %d of %d: %s", attempt, linearAttempts, strings.Join(problems, "; "))
-	}
-	for _, p := range problems {
-		t.Error(p)
-	}
+	// A corrupted profile is measured again (callgrind.Measure).
+	callgrind.Measure(t, dir, func(dir string) ([]string, []string) { return measureLinear(valgrind, driver, dir) })
 }
-
-// linearAttempts is how many times TestLinear measures before it reports
-// what the last attempt found.
-const linearAttempts = 3
 
 // measureLinear runs every linearRun under callgrind (in dir) and returns
 // what breaks the bounds (problems) and the figures (notes). A measure whose

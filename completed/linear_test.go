@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/nemolens/lens-go/internal/callgrind"
@@ -48,40 +47,15 @@ func TestEmitLinear(t *testing.T) {
 	if out, err := exec.Command(goTool, "build", "-race=false", "-o", driver, "./internal/emitdriver").CombinedOutput(); err != nil {
 		t.Fatalf("building the driver: %v\n%s", err, out)
 	}
-	// A profile can come back corrupted on a loaded machine (seen in
-	// carrier's TestLinear: 891 instructions for 16,000 entries); the whole
-	// measurement is then made again, up to emitAttempts times. Instruction
-	// counts are deterministic, so real super-linear work fails every
-	// attempt the same way; only a clean attempt passes.
-	var problems []string
-	for attempt := 1; attempt <= emitAttempts; attempt++ {
-		var notes []string
-		problems, notes = measureEmit(t, valgrind, driver, filepath.Join(dir, strconv.Itoa(attempt)))
-		for _, n := range notes {
-			t.Logf("attempt %d: %s", attempt, n)
-		}
-		if len(problems) == 0 {
-			return
-		}
-		t.Logf("attempt %d of %d: %s", attempt, emitAttempts, strings.Join(problems, "; "))
-	}
-	for _, p := range problems {
-		t.Error(p)
-	}
+	// A corrupted profile is measured again (callgrind.Measure).
+	callgrind.Measure(t, dir, func(dir string) ([]string, []string) { return measureEmit(t, valgrind, driver, dir) })
 }
-
-// emitAttempts is how many times TestEmitLinear measures before it
-// reports what the last measurement found.
-const emitAttempts = 3
 
 // measureEmit runs the driver under callgrind with 500 and 8,000 spans in
 // dir and returns what breaks the linear bound (empty: none) and a line
 // per operation.
 func measureEmit(t *testing.T, valgrind, driver, dir string) (problems, notes []string) {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	const small, large = 500, 8000
 	costs := map[int]map[string]int64{}
 	for _, n := range []int{small, large} {

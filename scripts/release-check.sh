@@ -89,6 +89,31 @@ for f in "$work"/a/*; do cmp "$f" "$work/b/${f##*/}" || fail "${f##*/} differs b
 (cd "$work/a" && sha256sum -c --quiet SHA256SUMS) || fail "SHA256SUMS does not match the archives"
 echo "identical: $(cd "$work/a" && ls | tr '\n' ' ')"
 
+# check_tarball ARCHIVE "FILES" "EXECUTABLES": ARCHIVE (NAME.tar.gz) holds
+# NAME/ and NAME/FILE for each of FILES, in that order; every entry owned by
+# 0/0 with the commit time, the directory and EXECUTABLES rwxr-xr-x, the rest
+# rw-r--r--; no time in the gzip header.
+check_tarball() {
+	local archive=$1 name want got f
+	name=$(basename "$archive" .tar.gz)
+	want="$name/"
+	for f in $2; do want+="|$name/$f"; done
+	got=$(tar -tzf "$archive" | paste -sd '|')
+	[[ $got == "$want" ]] || fail "$archive holds $got, want $want (in this order)"
+	# tar --full-time -tv: MODE OWNER/GROUP SIZE DATE TIME NAME
+	tar --numeric-owner --full-time -tvzf "$archive" | while read -r mode owner _ day time path; do
+		when=$(TZ=UTC date -d "$day $time UTC" +%s)
+		[[ $owner == 0/0 && $when == "$epoch" ]] || fail "$path: owner $owner, mtime $when; want 0/0 and $epoch (the commit time)"
+		if [[ $path == */ || " $3 " == *" ${path##*/} "* ]]; then
+			[[ $mode == ?rwxr-xr-x ]] || fail "$path: mode $mode, want rwxr-xr-x"
+		else
+			[[ $mode == -rw-r--r-- ]] || fail "$path: mode $mode, want rw-r--r--"
+		fi
+	done || exit 1 # fail ended the loop's subshell
+	[[ $(od -An -tx1 -j4 -N4 "$archive" | tr -d ' ') == 00000000 ]] ||
+		fail "$archive: the gzip header holds a time (gzip -n writes none)"
+}
+
 if [[ $what == collector ]]; then
 	archives=("$work"/a/lens-collector_*_linux_amd64.tar.gz)
 	[[ ${#archives[@]} == 1 && -f ${archives[0]} ]] || fail "want one lens-collector_*_linux_amd64.tar.gz in $work/a"
@@ -96,19 +121,7 @@ if [[ $what == collector ]]; then
 	version=${name#lens-collector_}
 	version=${version%_linux_amd64}
 	[[ -f $work/a/lens_${version}_linux_amd64.tar.gz ]] || fail "no lens archive of version $version beside ${archives[0]}"
-	want="$name/|$name/INSTALL.md|$name/LICENSE|$name/THIRD_PARTY_LICENSES.txt|$name/lens-collector|$name/lens-collector.yaml"
-	got=$(tar -tzf "${archives[0]}" | paste -sd '|')
-	[[ $got == "$want" ]] || fail "${archives[0]} holds $got, want $want (in this order)"
-	tar --numeric-owner --full-time -tvzf "${archives[0]}" | while read -r mode owner _ day time path; do
-		when=$(TZ=UTC date -d "$day $time UTC" +%s)
-		[[ $owner == 0/0 && $when == "$epoch" ]] || fail "$path: owner $owner, mtime $when; want 0/0 and $epoch (the commit time)"
-		case $path in
-		*/ | */lens-collector) [[ $mode == ?rwxr-xr-x ]] || fail "$path: mode $mode, want rwxr-xr-x" ;;
-		*) [[ $mode == -rw-r--r-- ]] || fail "$path: mode $mode, want rw-r--r--" ;;
-		esac
-	done
-	[[ $(od -An -tx1 -j4 -N4 "${archives[0]}" | tr -d ' ') == 00000000 ]] ||
-		fail "${archives[0]}: the gzip header holds a time (gzip -n writes none)"
+	check_tarball "${archives[0]}" "INSTALL.md LICENSE THIRD_PARTY_LICENSES.txt lens-collector lens-collector.yaml" lens-collector
 	x=$work/x
 	mkdir -p "$x"
 	tar -xzf "${archives[0]}" -C "$x" --strip-components=1
@@ -140,20 +153,7 @@ for arch in amd64 arm64; do
 	v=${v%_linux_"$arch"}
 	[[ -z $version || $version == "$v" ]] || fail "archives name two versions: $version, $v"
 	version=$v
-	want="$name/|$name/INSTALL.md|$name/LICENSE|$name/THIRD_PARTY_LICENSES.txt|$name/lens|$name/lens-taskprolog.sh|$name/taskprolog.conf"
-	got=$(tar -tzf "${archives[0]}" | paste -sd '|')
-	[[ $got == "$want" ]] || fail "${archives[0]} holds $got, want $want (in this order)"
-	# tar --full-time -tv: MODE OWNER/GROUP SIZE DATE TIME NAME
-	tar --numeric-owner --full-time -tvzf "${archives[0]}" | while read -r mode owner _ day time path; do
-		when=$(TZ=UTC date -d "$day $time UTC" +%s)
-		[[ $owner == 0/0 && $when == "$epoch" ]] || fail "$path: owner $owner, mtime $when; want 0/0 and $epoch (the commit time)"
-		case $path in
-		*/ | */lens | */lens-taskprolog.sh) [[ $mode == ?rwxr-xr-x ]] || fail "$path: mode $mode, want rwxr-xr-x" ;;
-		*) [[ $mode == -rw-r--r-- ]] || fail "$path: mode $mode, want rw-r--r--" ;;
-		esac
-	done
-	[[ $(od -An -tx1 -j4 -N4 "${archives[0]}" | tr -d ' ') == 00000000 ]] ||
-		fail "${archives[0]}: the gzip header holds a time (gzip -n writes none)"
+	check_tarball "${archives[0]}" "INSTALL.md LICENSE THIRD_PARTY_LICENSES.txt lens lens-taskprolog.sh taskprolog.conf" "lens lens-taskprolog.sh"
 	mkdir -p "$work/x/$arch"
 	tar -xzf "${archives[0]}" -C "$work/x/$arch" --strip-components=1
 	cmp -s LICENSE "$work/x/$arch/LICENSE" || fail "${archives[0]}: LICENSE is not the repository's"
