@@ -229,7 +229,7 @@ for arch in "${arches[@]}"; do
 	name=lens-collector_${version}_linux_$arch
 	dir=$work/$name
 	mkdir -p "$dir"
-	GOARCH=$arch LENS_COLLECTOR_VERSION=$version bash scripts/build-collector.sh "$dir" >/dev/null
+	env -u LENS_COLLECTOR_TAGS GOARCH="$arch" LENS_COLLECTOR_VERSION="$version" bash scripts/build-collector.sh "$dir" >/dev/null
 	(cd collector && third_party "$dir/lens-collector") >"$dir/THIRD_PARTY_LICENSES.txt"
 	collector_note "$arch" >"$dir/INSTALL.md"
 	cp LICENSE "$dir/LICENSE"

@@ -20,8 +20,8 @@
 #                lmod as root if missing)
 #   collector    the nested collector/ module (docs/collector.md): go vet and go test
 #                -race of the lens processor; .bin/lens-collector (the distribution,
-#                scripts/build-collector.sh; cold: the Prometheus receiver's graph,
-#                1.6 GB of modules, docs/testing.md#collector), its in-process tests,
+#                scripts/build-collector.sh; cold: the Prometheus receiver's module
+#                graph, docs/testing.md#collector), its in-process tests,
 #                its release archive (scripts/release-check.sh --collector)
 #   fuzz         FUZZ_TARGETS fuzz targets (default 6 of all of them; the commit picks
 #                which, rotating) for a fixed time each (FUZZTIME, default 15s)

@@ -24,8 +24,8 @@ import (
 const BinEnv = "LENS_COLLECTOR_BIN"
 
 // BuildHint tells how to get the binary.
-const BuildHint = "build it with scripts/build-collector.sh .bin (tens of minutes and 1.6 GB of modules " +
-	"when cold, seconds when warm), or set " + BinEnv
+const BuildHint = "build it with scripts/build-collector.sh .bin (minutes when cold: the Prometheus " +
+	"receiver's module graph; seconds when warm), or set " + BinEnv
 
 // telemetryYAML serves the Collector's own metrics on the last port picked.
 const telemetryYAML = `service:
