@@ -28,8 +28,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -198,8 +196,7 @@ func TestCollectorGPUJoin(t *testing.T) {
 	// The fake driver tree's GPUs in PCI bus order (CUDA_DEVICE_ORDER=
 	// PCI_BUS_ID numbers them so), each UUID as its information file says.
 	tree := filepath.Join(repoRoot(), "cmd", "lens", "testdata", "gpu", "gpus")
-	type gpu struct{ index, uuid, bus string }
-	var gpus []gpu
+	var gpus []dcgmGPU
 	entries, err := os.ReadDir(tree)
 	if err != nil {
 		t.Fatal(err)
@@ -211,22 +208,14 @@ func TestCollectorGPUJoin(t *testing.T) {
 			t.Fatalf("%s: no GPU UUID line", e.Name())
 		}
 		// DCGM exporter spells the bus id with an 8-digit domain, in upper case.
-		gpus = append(gpus, gpu{strconv.Itoa(i), m[1], "0000" + strings.ToUpper(e.Name())})
+		gpus = append(gpus, dcgmGPU{strconv.Itoa(i), m[1], "0000" + strings.ToUpper(e.Name()), 42})
 	}
 	if len(gpus) != 2 {
 		t.Fatalf("the fake tree has %d GPUs, want 2", len(gpus))
 	}
 	held, free := gpus[1], gpus[0]
 
-	dcgm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		fmt.Fprintln(w, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).")
-		fmt.Fprintln(w, "# TYPE DCGM_FI_DEV_GPU_UTIL gauge")
-		for _, g := range gpus {
-			fmt.Fprintf(w, "DCGM_FI_DEV_GPU_UTIL{gpu=%q,UUID=%q,pci_bus_id=%q,device=\"nvidia%s\",modelName=\"NVIDIA A100-SXM4-80GB\",Hostname=%q} 42\n",
-				g.index, g.uuid, g.bus, g.index, hostname)
-		}
-	}))
+	dcgm := newDCGM(hostname, "NVIDIA A100-SXM4-80GB", gpus)
 	defer dcgm.Close()
 	prom := prometheus.StartForTest(t)
 	lenscollector.StartForTest(t, `

@@ -55,6 +55,21 @@ type dcgmGPU struct {
 	util             int
 }
 
+// newDCGM serves DCGM exporter's exposition of gpus, as dcgm-exporter 3.x
+// writes it (GPU utilisation, labelled as on node hostname); the caller
+// closes it.
+func newDCGM(hostname, model string, gpus []dcgmGPU) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		fmt.Fprintln(w, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).")
+		fmt.Fprintln(w, "# TYPE DCGM_FI_DEV_GPU_UTIL gauge")
+		for _, g := range gpus {
+			fmt.Fprintf(w, "DCGM_FI_DEV_GPU_UTIL{gpu=%q,UUID=%q,pci_bus_id=%q,device=\"nvidia%s\",modelName=%q,Hostname=%q} %d\n",
+				g.index, g.uuid, g.bus, g.index, model, hostname, g.util)
+		}
+	}))
+}
+
 // dashboardPanel is the part of a Grafana panel the test reads.
 type dashboardPanel struct {
 	Title   string
@@ -114,16 +129,7 @@ func TestDashboardPrometheus(t *testing.T) {
 		{"1", "GPU-9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c02", "00000000:0F:00.0", 81},
 		{"2", "GPU-c0ffee00-2222-4222-8222-222222222222", "00000000:86:00.0", 55},
 	}
-	// DCGM exporter's exposition, as dcgm-exporter 3.x writes it.
-	dcgm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		fmt.Fprintln(w, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).")
-		fmt.Fprintln(w, "# TYPE DCGM_FI_DEV_GPU_UTIL gauge")
-		for _, g := range gpus {
-			fmt.Fprintf(w, "DCGM_FI_DEV_GPU_UTIL{gpu=%q,UUID=%q,pci_bus_id=%q,device=\"nvidia%s\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=%q} %d\n",
-				g.index, g.uuid, g.bus, g.index, hostname, g.util)
-		}
-	}))
+	dcgm := newDCGM(hostname, "NVIDIA H100 80GB HBM3", gpus)
 	defer dcgm.Close()
 	prom := prometheus.StartScrapingForTest(t, "dcgm", strings.TrimPrefix(dcgm.URL, "http://"))
 	lens := lensBinary(t)
