@@ -1,7 +1,9 @@
 // Package callgrind reads the instruction counts of the scale measurements
-// from valgrind's callgrind profiles (carrier/linear_test.go and
-// tools/scale). Counting instructions instead of timing makes the
-// measurements repeatable on a loaded machine. Nothing shipped imports it.
+// from valgrind's callgrind profiles (carrier/linear_test.go,
+// completed/linear_test.go and tools/scale), and measures again when a
+// profile comes out corrupted (Measure). Counting instructions instead of
+// timing makes the measurements repeatable on a loaded machine. Nothing
+// shipped imports it.
 package callgrind
 
 import (
