@@ -395,29 +395,30 @@ func (g *gpuIndex) process(rm pmetric.ResourceMetrics) {
 func visitMetric(m pmetric.Metric, visit func(pcommon.Map, pcommon.Timestamp)) {
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
-		dps := m.Gauge().DataPoints()
-		for i := range dps.Len() {
-			visit(dps.At(i).Attributes(), dps.At(i).Timestamp())
-		}
+		visitPoints(m.Gauge().DataPoints(), visit)
 	case pmetric.MetricTypeSum:
-		dps := m.Sum().DataPoints()
-		for i := range dps.Len() {
-			visit(dps.At(i).Attributes(), dps.At(i).Timestamp())
-		}
+		visitPoints(m.Sum().DataPoints(), visit)
 	case pmetric.MetricTypeHistogram:
-		dps := m.Histogram().DataPoints()
-		for i := range dps.Len() {
-			visit(dps.At(i).Attributes(), dps.At(i).Timestamp())
-		}
+		visitPoints(m.Histogram().DataPoints(), visit)
 	case pmetric.MetricTypeExponentialHistogram:
-		dps := m.ExponentialHistogram().DataPoints()
-		for i := range dps.Len() {
-			visit(dps.At(i).Attributes(), dps.At(i).Timestamp())
-		}
+		visitPoints(m.ExponentialHistogram().DataPoints(), visit)
 	case pmetric.MetricTypeSummary:
-		dps := m.Summary().DataPoints()
-		for i := range dps.Len() {
-			visit(dps.At(i).Attributes(), dps.At(i).Timestamp())
-		}
+		visitPoints(m.Summary().DataPoints(), visit)
+	}
+}
+
+// dataPoint is what every pmetric data point type has.
+type dataPoint interface {
+	Attributes() pcommon.Map
+	Timestamp() pcommon.Timestamp
+}
+
+// visitPoints calls visit with each point of a data point slice.
+func visitPoints[P dataPoint](dps interface {
+	Len() int
+	At(int) P
+}, visit func(pcommon.Map, pcommon.Timestamp)) {
+	for i := range dps.Len() {
+		visit(dps.At(i).Attributes(), dps.At(i).Timestamp())
 	}
 }
