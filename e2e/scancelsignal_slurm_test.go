@@ -11,7 +11,6 @@ package e2e_test
 //	cd e2e && CI=true go test -count=1 -run TestSlurmScancelSignal -v ./...
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,31 +52,17 @@ func TestSlurmScancelSignal(t *testing.T) {
 				out := filepath.Join(dir, name+".out")
 				args := append([]string{"-N1", "-n1", "--job-name=" + name, "--output=" + out}, wrap...)
 				args = append(args, obs, "trap", sig)
-				cmd := exec.CommandContext(ctx, "srun", args...)
-				cmd.Env = env
-				var srunOut bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &srunOut, &srunOut
-				cmd.WaitDelay = 5 * time.Second
-				if err := cmd.Start(); err != nil {
+				step, err := startSrun(ctx, c, env, name, args)
+				if err != nil {
 					r.err = err
 					return r
 				}
-				done := make(chan struct{})
-				var waitErr error
-				go func() { waitErr = cmd.Wait(); close(done) }()
+				done := step.done
 				fail := func(err error) result {
-					select {
-					case <-done:
-					default:
-						cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
-						_, _ = c.Run(cctx, nil, "scancel", "--name="+name)
-						ccancel()
-						_ = cmd.Process.Kill()
-						<-done
-					}
+					step.abort()
 					r.output, _ = readString(out)
 					r.err = fmt.Errorf("%s (srun %s): %w\nsrun output:\n%s\nstep output:\n%s%s", label,
-						strings.Join(args, " "), err, srunOut.String(), r.output, c.LogTail(10))
+						strings.Join(args, " "), err, step.out.String(), r.output, c.LogTail(10))
 					return r
 				}
 				// The observer says ready once its handler is installed;
@@ -107,10 +92,10 @@ func TestSlurmScancelSignal(t *testing.T) {
 					return fail(fmt.Errorf("srun did not finish: %w", ctx.Err()))
 				}
 				var exitErr *exec.ExitError
-				if waitErr != nil && !errors.As(waitErr, &exitErr) {
-					return fail(waitErr)
+				if step.err != nil && !errors.As(step.err, &exitErr) {
+					return fail(step.err)
 				}
-				r.srunExit = cmd.ProcessState.ExitCode()
+				r.srunExit = step.cmd.ProcessState.ExitCode()
 				if err := c.WaitGone(ctx, id); err != nil {
 					return fail(err)
 				}

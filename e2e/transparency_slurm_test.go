@@ -234,6 +234,44 @@ func TestSlurmTransparency(t *testing.T) {
 	})
 }
 
+// bgSrun is srun of a named job running in the background.
+type bgSrun struct {
+	c    *slurm.Cluster
+	name string
+	cmd  *exec.Cmd
+	out  bytes.Buffer  // srun's own messages (the step's go where --output says)
+	done chan struct{} // closed once srun has ended
+	err  error         // srun's Wait, read after done
+}
+
+// startSrun starts `srun ARGS...` with env; args name the job name.
+func startSrun(ctx context.Context, c *slurm.Cluster, env []string, name string, args []string) (*bgSrun, error) {
+	s := &bgSrun{c: c, name: name, cmd: exec.CommandContext(ctx, "srun", args...), done: make(chan struct{})}
+	s.cmd.Env = env
+	s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
+	s.cmd.WaitDelay = 5 * time.Second
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { s.err = s.cmd.Wait(); close(s.done) }()
+	return s, nil
+}
+
+// abort cancels the job (it may be pending or running), then srun, and
+// waits for srun to end; it does nothing once srun has ended.
+func (s *bgSrun) abort() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+	_, _ = s.c.Run(cctx, nil, "scancel", "--name="+s.name)
+	ccancel()
+	_ = s.cmd.Process.Kill()
+	<-s.done
+}
+
 // runObserved runs `srun -N1 -n1 SRUN... [WRAP...] OBSERVER ARGV...` in the
 // background with the step's output in a file, plays spec's signals (then
 // the terminator) in signals mode, and returns what the run showed.
@@ -245,32 +283,16 @@ func runObserved(ctx context.Context, c *slurm.Cluster, env []string, dir, label
 	args = append(args, wrap...)
 	args = append(args, observer)
 	args = append(args, spec.argv...)
-	cmd := exec.CommandContext(ctx, "srun", args...)
-	cmd.Env = env
-	var srunOut bytes.Buffer // srun's own messages; the step's go to out
-	cmd.Stdout = &srunOut
-	cmd.Stderr = &srunOut
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
+	step, err := startSrun(ctx, c, env, name, args)
+	if err != nil {
 		return o, fmt.Errorf("%s: srun: %w", label, err)
 	}
-	done := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(done) }()
+	done := step.done
 	fail := func(format string, a ...any) (observation, error) {
-		select {
-		case <-done:
-		default:
-			// Cancel the job (it may be pending or running), then srun.
-			cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_, _ = c.Run(cctx, nil, "scancel", "--name="+name)
-			ccancel()
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		step.abort()
 		o.output, _ = readString(out)
 		return o, fmt.Errorf("%s (srun %s): %s\nsrun output:\n%s\nstep output:\n%s%s", label, strings.Join(args, " "),
-			fmt.Sprintf(format, a...), srunOut.String(), o.output, c.LogTail(10))
+			fmt.Sprintf(format, a...), step.out.String(), o.output, c.LogTail(10))
 	}
 
 	if spec.steps != nil {
@@ -307,10 +329,10 @@ func runObserved(ctx context.Context, c *slurm.Cluster, env []string, dir, label
 		return fail("srun did not finish: %v", ctx.Err())
 	}
 	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) {
-		return fail("srun: %v", waitErr)
+	if step.err != nil && !errors.As(step.err, &exitErr) {
+		return fail("srun: %v", step.err)
 	}
-	o.srunExit = cmd.ProcessState.ExitCode()
+	o.srunExit = step.cmd.ProcessState.ExitCode()
 	if o.jobID == "" {
 		jobs, err := c.JobsNamed(ctx, name)
 		if err != nil || len(jobs) != 1 {
