@@ -145,7 +145,7 @@ func runFate(t *testing.T, sig syscall.Signal, mode string, wrapped bool) fateOu
 	return o
 }
 
-// nextWhileRunning is next, failing at once when lens (pid; 0: none)
+// nextWhileRunning returns the next line with prefix (see next), failing at once when lens (pid; 0: none)
 // stops: the observer handles every stop signal, so lens has no stop of
 // the command to follow, and a stopped lens would pass nothing on.
 func (r *running) nextWhileRunning(prefix string, lens int) string {

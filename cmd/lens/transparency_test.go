@@ -195,24 +195,11 @@ func (r *running) waitStderr(s string) {
 	}
 }
 
-// next returns the next line of the observer's output, failing when the
-// output ends or the guard expires first.
+// next returns the next line of the observer's output with prefix, failing
+// when the output ends or the guard expires first.
 func (r *running) next(prefix string) string {
 	r.t.Helper()
-	timeout := time.After(guard)
-	for {
-		select {
-		case l, ok := <-r.lines:
-			if !ok {
-				r.t.Fatalf("output ended before a %q line; stderr %q", prefix, r.stderr)
-			}
-			if strings.HasPrefix(l, prefix) {
-				return l
-			}
-		case <-timeout:
-			r.t.Fatalf("no %q line within %v; stderr %q", prefix, guard, r.stderr)
-		}
-	}
+	return r.nextWhileRunning(prefix, 0)
 }
 
 // ready waits for the observer's "ready PID" line.
