@@ -1,7 +1,6 @@
 package supervise
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"os/signal"
@@ -13,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/nemolens/lens-go/internal/bounded"
+	"github.com/nemolens/lens-go/internal/usage"
 )
 
 // Process is a started command.
@@ -397,11 +397,11 @@ func procState(pid int) byte {
 	if err != nil {
 		return 0
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
+	f := usage.StatFields(b)
+	if len(f) == 0 {
 		return 0
 	}
-	return b[i+2]
+	return f[0][0]
 }
 
 // reaped reports whether the command has been reaped: the wait loop has

@@ -38,15 +38,21 @@ type statFields struct {
 	rssPages                     int64
 }
 
-// parseStat parses /proc/PID/stat. The command name, in parentheses, may
-// hold spaces and parentheses: the fields start after the last ')'.
-func parseStat(b []byte) (statFields, bool) {
+// StatFields splits /proc/PID/stat after the command name, which may hold
+// spaces and parentheses (the fields start after the last ')'): field n of
+// proc(5) is StatFields(b)[n-3] — the state [0], the parent's pid [1], the
+// start time [19]. It returns nil when b holds no ')'.
+func StatFields(b []byte) [][]byte {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return statFields{}, false
+		return nil
 	}
-	f := bytes.Fields(b[i+1:])
-	// f[0] is field 3 (state); field n is f[n-3].
+	return bytes.Fields(b[i+1:])
+}
+
+// parseStat parses /proc/PID/stat (StatFields).
+func parseStat(b []byte) (statFields, bool) {
+	f := StatFields(b)
 	if len(f) < 22 {
 		return statFields{}, false
 	}

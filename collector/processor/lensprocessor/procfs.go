@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/nemolens/lens-go/environ"
 	"github.com/nemolens/lens-go/internal/bounded"
+	"github.com/nemolens/lens-go/internal/usage"
 )
 
 // procFS reads the processes of one procfs mount.
@@ -70,18 +70,13 @@ func (p procFS) stat(pid int) (stat, error) {
 var errBadStat = errors.New("malformed /proc/<pid>/stat")
 
 func parseStat(data []byte) (stat, error) {
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return stat{}, errBadStat
-	}
-	// After ") ": field 3 (state) is fields[0], field 4 (ppid) fields[1],
-	// field 22 (starttime) fields[19].
-	fields := strings.Fields(string(data[i+1:]))
+	// Field 4 (ppid) is fields[1], field 22 (starttime) fields[19].
+	fields := usage.StatFields(data)
 	if len(fields) < 20 {
 		return stat{}, errBadStat
 	}
-	ppid, err1 := strconv.Atoi(fields[1])
-	start, err2 := strconv.ParseUint(fields[19], 10, 64)
+	ppid, err1 := strconv.Atoi(string(fields[1]))
+	start, err2 := strconv.ParseUint(string(fields[19]), 10, 64)
 	if err1 != nil || err2 != nil || ppid < 0 {
 		return stat{}, errBadStat
 	}
@@ -117,7 +112,7 @@ func parseEnviron(data []byte, truncated bool) environ.Map {
 }
 
 // slurmCgroup is what Slurm's cgroup path says about a process
-// (/work/shared/notes: docs/collector.md#cgroup).
+// (docs/collector.md#cgroup).
 type slurmCgroup struct {
 	jobID string // from job_<id>, "" when the job directory is a SLUID
 	sluid string // the SLUID directory (Slurm 26.05's default)
